@@ -1,0 +1,49 @@
+# agentlake — every target creates .venv and installs what it needs on first use.
+PYTHON ?= python3.11
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+DEMO   := .demo
+
+.DEFAULT_GOAL := help
+.PHONY: help setup relink demo test test-fast lint bench bench-smoke golden clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11 or run 'make PYTHON=python3 ...'"; exit 2; }
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]' --config-settings editable_mode=strict
+	@touch $(STAMP)
+
+setup: $(STAMP) ## create .venv and install agentlake with its dev tools
+
+# The strict editable install is a link tree: refresh it so new modules are importable.
+relink: $(STAMP)
+	@$(PY) -m pip install --quiet --no-deps -e . --config-settings editable_mode=strict
+
+demo: relink ## import a bundled synthetic home into a fresh catalog and print a report
+	@rm -rf $(DEMO) && mkdir -p $(DEMO)
+	$(VENV)/bin/agentlake demo --dir $(DEMO)
+
+test: relink ## run the whole test suite
+	$(PY) -m pytest -q
+
+test-fast: relink ## the test suite without tests marked slow
+	$(PY) -m pytest -q -m "not slow"
+
+lint: relink ## ruff and mypy --strict
+	$(VENV)/bin/ruff check pipeline extract transform load tests benchmarks
+	$(VENV)/bin/mypy -p agentlake
+
+bench: relink ## benchmark a generated 1,000,000-line corpus (writes test-results/benchmark.json)
+	$(PY) -m benchmarks --lines 1000000
+
+golden: ## regenerate ccusage golden files (needs npm; see fixtures/README.md)
+	npm install --no-save ccusage@20.0.24
+	$(PY) fixtures/regen_golden.py
+
+clean: ## remove the environment and generated files
+	rm -rf $(VENV) $(DEMO) build dist test-results .pytest_cache .mypy_cache .ruff_cache

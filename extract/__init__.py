@@ -1,0 +1,1 @@
+"""Extract: provider-owned files → Arrow record batches with a fixed schema."""

@@ -1,0 +1,182 @@
+"""The shared byte-offset JSONL reader.
+
+Every JSONL provider reads through :func:`read_lines`. It starts at a committed offset,
+reads bounded chunks, and yields :class:`LineBatch` es of parsed objects with the byte
+offset of each line. It never consumes a torn tail (a last line without ``\\n``), never
+holds an oversized line in memory, and turns each bad line into a :class:`Reject` with
+its reason. Offsets it reports are always just after a newline.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from itertools import accumulate
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+from .schema import RejectReason
+
+MiB: Final = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class RecordLimits:
+    """Per-record ceilings (DESIGN §6)."""
+
+    max_line_bytes: int = 4 * MiB
+    max_depth: int = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Reject:
+    """One rejected span of a source, content-free."""
+
+    offset: int
+    length: int
+    reason: RejectReason
+    detail: str
+
+
+@dataclass(slots=True)
+class LineBatch:
+    """Complete lines read from one source, in file order.
+
+    ``records[i]`` is the object parsed from the line at ``offsets[i]`` (``lengths[i]``
+    bytes including its newline). ``end_offset``
+    is just after the last newline consumed (valid lines, rejected lines and blank lines
+    alike), so committing it never skips or repeats a byte.
+    """
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    offsets: list[int] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
+    rejects: list[Reject] = field(default_factory=list)
+    start_offset: int = 0
+    end_offset: int = 0
+    lines: int = 0
+
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKET = re.compile(rb"[\[\]{}]")
+
+
+def nesting_depth(line: bytes) -> int:
+    """Maximum bracket nesting of a JSON text, ignoring brackets inside strings."""
+    brackets = _BRACKET.findall(_STRING.sub(b'""', line))
+    steps = (1 if b in (b"[", b"{") else -1 for b in brackets)
+    return max(accumulate(steps, initial=0))
+
+
+def _is_utf8(line: bytes) -> bool:
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def parse_line(line: bytes, limits: RecordLimits) -> dict[str, Any] | tuple[RejectReason, str]:
+    """Parse one line into a JSON object, or say why it is rejected."""
+    # Cheap guard first: fewer opening brackets than the ceiling cannot nest too deep.
+    if line.count(b"{") + line.count(b"[") > limits.max_depth:
+        depth = nesting_depth(line)
+        if depth > limits.max_depth:
+            return "TOO_DEEP", f"nesting depth {depth} exceeds {limits.max_depth}"
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        if not _is_utf8(line):
+            return "BAD_ENCODING", "line is not valid UTF-8"
+        return "MALFORMED", f"invalid JSON at column {exc.colno}"
+    if not isinstance(value, dict):
+        return "MALFORMED", f"JSON {type(value).__name__} where an object was expected"
+    return value
+
+
+def read_lines(
+    path: Path,
+    *,
+    start: int,
+    stop: int,
+    limits: RecordLimits = RecordLimits(),
+    chunk_bytes: int = MiB,
+    batch_lines: int = 50_000,
+) -> Iterator[LineBatch]:
+    """Yield batches of parsed lines of ``path`` between byte ``start`` and ``stop``.
+
+    ``start`` must be 0 or just after a newline. Bytes after the last newline before
+    ``stop`` are the pending tail: not consumed, not rejected. An over-long line is
+    rejected as ``OVERSIZED`` once its newline is found, without being buffered.
+    """
+    batch = LineBatch(start_offset=start, end_offset=start)
+    with path.open("rb", buffering=0) as fh:
+        fh.seek(start)
+        pos = start  # file offset of buf[0]
+        buf = b""
+        skipping_from: int | None = None  # start offset of an oversized line being skipped
+        remaining = stop - start
+        while remaining > 0:
+            chunk = fh.read(min(chunk_bytes, remaining))
+            if not chunk:
+                break  # the file shrank under us; the planner sees it next run
+            remaining -= len(chunk)
+            if skipping_from is not None:
+                nl = chunk.find(b"\n")
+                if nl < 0:
+                    pos += len(chunk)
+                    continue
+                end = pos + nl + 1
+                batch.rejects.append(
+                    Reject(skipping_from, end - skipping_from, "OVERSIZED",
+                           f"line of {end - skipping_from} bytes exceeds {limits.max_line_bytes}")
+                )
+                batch.lines += 1
+                batch.end_offset = end
+                skipping_from = None
+                buf = chunk[nl + 1 :]
+                pos = end
+            else:
+                buf += chunk
+            last_nl = buf.rfind(b"\n")
+            if last_nl >= 0:
+                complete, buf = buf[: last_nl + 1], buf[last_nl + 1 :]
+                _parse_complete(complete, pos, limits, batch)
+                if batch.lines >= batch_lines:
+                    yield batch
+                    batch = LineBatch(start_offset=batch.end_offset, end_offset=batch.end_offset)
+                pos += last_nl + 1
+            if len(buf) > limits.max_line_bytes:
+                skipping_from = pos
+                pos += len(buf)
+                buf = b""
+    if batch.lines:
+        yield batch
+
+
+def _parse_complete(complete: bytes, pos: int, limits: RecordLimits, batch: LineBatch) -> None:
+    """Parse newline-terminated ``complete`` (starting at file offset ``pos``) into ``batch``."""
+    records, offsets, lengths, rejects = batch.records, batch.offsets, batch.lengths, batch.rejects
+    offset = pos
+    max_len = limits.max_line_bytes
+    for line in complete.split(b"\n")[:-1]:
+        length = len(line) + 1
+        if length > max_len:
+            rejects.append(
+                Reject(offset, length, "OVERSIZED", f"line of {length} bytes exceeds {max_len}")
+            )
+        elif line.strip():
+            parsed = parse_line(line, limits)
+            if isinstance(parsed, dict):
+                records.append(parsed)
+                offsets.append(offset)
+                lengths.append(length)
+            else:
+                reason, detail = parsed
+                rejects.append(Reject(offset, length, reason, detail))
+        offset += length
+        batch.lines += 1
+    batch.end_offset = offset

@@ -1,0 +1,92 @@
+"""The one explicit provider registry (DESIGN §2).
+
+Adding a provider = one module in this folder + one row in :data:`REGISTRY` + fixtures.
+Nothing registers itself by import side effect.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from ..adapter import Adapter
+from ..sources import PositionKind, Root
+from . import claude
+
+Capability = Literal["discover", "stream", "enrich", "tokens"]
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """One on-disk format a provider reads."""
+
+    name: str
+    position_kind: PositionKind
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """One row of the registry: everything the framework needs to know of a provider."""
+
+    id: str
+    aliases: tuple[str, ...]
+    env_overrides: tuple[str, ...]
+    roots: Callable[[Path, Mapping[str, str]], list[Root]]
+    owns: Callable[[Path], bool]
+    formats: tuple[FormatSpec, ...]
+    capabilities: frozenset[Capability]
+    adapter_version: str
+    adapter: Adapter
+    fixtures: tuple[str, ...]
+    tests: tuple[str, ...]
+
+    @property
+    def adapter_major(self) -> int:
+        """Major part of the adapter version; a change refuses old checkpoints (drift)."""
+        return int(self.adapter_version.split(".", 1)[0])
+
+
+def _claude_roots(home: Path, env: Mapping[str, str]) -> list[Root]:
+    """``CLAUDE_CONFIG_DIR`` (comma list of dirs containing ``projects/``), else
+    ``~/.claude/projects`` and ``~/.config/claude/projects``."""
+    configured = [p.strip() for p in env.get("CLAUDE_CONFIG_DIR", "").split(",") if p.strip()]
+    if configured:
+        return [Root("claude-code", Path(os.path.expanduser(p)) / "projects", "CLAUDE_CONFIG_DIR")
+                for p in configured]  # fmt: skip
+    return [
+        Root("claude-code", home / ".claude" / "projects", "default"),
+        Root("claude-code", home / ".config" / "claude" / "projects", "default"),
+    ]
+
+
+REGISTRY: tuple[ProviderSpec, ...] = (
+    ProviderSpec(
+        id="claude-code",
+        aliases=("claude",),
+        env_overrides=("CLAUDE_CONFIG_DIR",),
+        roots=_claude_roots,
+        owns=claude.owns,
+        formats=(FormatSpec("claude-jsonl", "byte-offset"),),
+        capabilities=frozenset({"discover", "stream", "tokens"}),
+        adapter_version=claude.ADAPTER_VERSION,
+        adapter=claude.ClaudeAdapter(),
+        fixtures=("fixtures/claude/",),
+        tests=("tests/extract/test_claude.py", "tests/test_token_parity.py"),
+    ),
+)
+
+
+def resolve(name: str) -> ProviderSpec:
+    """The provider whose id or alias is ``name``; ``KeyError`` if none."""
+    for spec in REGISTRY:
+        if name == spec.id or name in spec.aliases:
+            return spec
+    raise KeyError(name)
+
+
+def by_id(provider_id: str) -> ProviderSpec:
+    """The provider with canonical id ``provider_id``."""
+    return resolve(provider_id)

@@ -1,0 +1,91 @@
+"""The fixed Arrow schemas every adapter's output is built into, and the closed sets
+of names the extract stage uses (reject reasons, raw block types).
+
+These are the *raw* shapes: provider-native ids and ISO timestamps as strings. The
+transform stage turns them into the catalog's shapes.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal, get_args
+
+import pyarrow as pa
+
+RejectReason = Literal[
+    "OVERSIZED",  # a line above the per-line ceiling, skipped without buffering it
+    "TOO_DEEP",  # JSON nested deeper than the depth ceiling
+    "MALFORMED",  # not valid JSON, or valid JSON that is not an object
+    "BAD_ENCODING",  # not valid UTF-8
+    "UNKNOWN_RECORD",  # a JSON object of a record type the adapter does not know
+    "INVALID_RECORD",  # a known record type whose fields have impossible types
+]
+REJECT_REASONS: Final[tuple[str, ...]] = get_args(RejectReason)
+
+BlockType = Literal[
+    "text",  # prose: a prompt (user) or a reply (assistant)
+    "thinking",  # model reasoning
+    "tool_use",  # a tool call
+    "tool_result",  # a tool's output
+    "image",  # an image part (text is a placeholder)
+    "summary",  # a compaction or session summary
+    "system",  # provider/system lines: boundaries, hooks, reminders, meta prompts
+]
+
+RAW_EVENT_SCHEMA: Final = pa.schema(
+    [
+        ("session_id", pa.string()),
+        ("native_id", pa.string()),  # provider's id of the line/message, else "@<offset>"
+        ("block_index", pa.int32()),  # position of the block inside the native record
+        ("ts", pa.string()),  # ISO-8601 as written by the provider
+        ("block_type", pa.string()),  # BlockType
+        ("role", pa.string()),
+        ("model", pa.string()),
+        ("text", pa.string()),
+        ("tool_name", pa.string()),
+        ("tool_call_id", pa.string()),
+        ("tool_input", pa.string()),  # JSON text
+        ("is_error", pa.bool_()),
+        ("is_sidechain", pa.bool_()),
+        ("source_offset", pa.int64()),
+    ]
+)
+
+RAW_USAGE_SCHEMA: Final = pa.schema(
+    [
+        ("session_id", pa.string()),
+        ("message_id", pa.string()),  # provider's id of the model response, if any
+        ("request_id", pa.string()),
+        ("native_id", pa.string()),  # fallback identity when there is no message id
+        ("ts", pa.string()),
+        ("model", pa.string()),
+        ("input_tokens", pa.int64()),
+        ("cache_write_tokens", pa.int64()),
+        ("cache_write_1h_tokens", pa.int64()),
+        ("cache_read_tokens", pa.int64()),
+        ("output_tokens", pa.int64()),
+        ("reasoning_tokens", pa.int64()),
+        ("is_sidechain", pa.bool_()),
+        ("source_offset", pa.int64()),
+    ]
+)
+
+RAW_SESSION_SCHEMA: Final = pa.schema(
+    [
+        ("session_id", pa.string()),
+        ("parent_session_id", pa.string()),
+        ("project_path", pa.string()),
+        ("title", pa.string()),
+        ("title_rank", pa.int8()),  # higher wins: 3 user-set, 2 AI title, 1 summary
+        ("git_branch", pa.string()),
+        ("cli_version", pa.string()),
+    ]
+)
+
+REJECT_SCHEMA: Final = pa.schema(
+    [
+        ("offset", pa.int64()),
+        ("length", pa.int64()),
+        ("reason", pa.string()),
+        ("detail", pa.string()),
+    ]
+)

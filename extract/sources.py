@@ -1,0 +1,106 @@
+"""Source files, provider roots and path-owned discovery.
+
+Discovery only admits files under a provider's own root that match its predicate, and
+never follows a symlink out of that root (``SOURCE_OUTSIDE_ROOT``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+PositionKind = Literal["byte-offset", "document", "sqlite"]
+
+
+@dataclass(frozen=True, slots=True)
+class Root:
+    """A directory a provider owns, and why it is searched."""
+
+    provider: str
+    path: Path
+    origin: str  # e.g. "default" or "CLAUDE_CONFIG_DIR"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """One provider-owned file as seen by discovery (a stat, never its content)."""
+
+    provider: str
+    path: Path
+    root: Path
+    position_kind: PositionKind
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+
+    @property
+    def source_id(self) -> str:
+        """Stable id of this file within a catalog: provider + absolute path."""
+        return source_id_for(self.provider, self.path)
+
+
+@dataclass(frozen=True, slots=True)
+class RefusedPath:
+    """A path discovery saw but refused to admit."""
+
+    provider: str
+    path: Path
+    root: Path
+    code: Literal["SOURCE_OUTSIDE_ROOT", "SOURCE_UNREADABLE"]
+    message: str
+
+    @property
+    def source_id(self) -> str:
+        """Stable id of the refused path."""
+        return source_id_for(self.provider, self.path)
+
+
+def source_id_for(provider: str, path: Path) -> str:
+    """Deterministic id of a source file."""
+    return hashlib.blake2b(f"{provider}\0{path}".encode(), digest_size=10).hexdigest()
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def walk_root(
+    root: Root,
+    owns: Callable[[Path], bool],
+    position_kind: PositionKind,
+) -> Iterator[SourceFile | RefusedPath]:
+    """Yield every file under ``root`` that ``owns`` (given the path relative to the
+    root), in sorted path order; symlinks whose target escapes the root are refused."""
+    base = root.path
+    if not base.is_dir():
+        return
+    real_root = base.resolve()
+    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+        dirnames.sort()
+        here = Path(dirpath)
+        for name in dirnames:
+            link = here / name
+            if link.is_symlink() and not _inside(link.resolve(), real_root):
+                yield RefusedPath(root.provider, link, base, "SOURCE_OUTSIDE_ROOT",
+                                  "symlinked directory points outside the provider root; not followed")  # fmt: skip
+        for name in sorted(filenames):
+            path = here / name
+            if not owns(path.relative_to(base)):
+                continue
+            if path.is_symlink() and not _inside(path.resolve(), real_root):
+                yield RefusedPath(root.provider, path, base, "SOURCE_OUTSIDE_ROOT",
+                                  "symlink points outside the provider root; refused")  # fmt: skip
+                continue
+            try:
+                st = path.stat()
+            except OSError as exc:
+                yield RefusedPath(root.provider, path, base, "SOURCE_UNREADABLE",
+                                  f"cannot stat: {exc.strerror}")  # fmt: skip
+                continue
+            yield SourceFile(root.provider, path, base, position_kind,
+                             st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)  # fmt: skip

@@ -1,0 +1,154 @@
+"""Opening the catalog: the writer lock, schema migrations, the fts extension.
+
+One writer at a time: a writer holds an exclusive ``flock`` on ``<catalog>.lock`` for
+its whole run; readers take a shared one, so they fail fast (or wait) instead of
+meeting DuckDB's own file lock.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import importlib.util
+import os
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Final
+
+import duckdb
+
+from agentlake import sql
+from agentlake.errors import CatalogLocked, CatalogUnusable, ConfigurationError
+
+SCHEMA_VERSION: Final = max(v for v, _, _ in sql.migrations())
+_PARAM: Final = re.compile(r"\$([a-z_]+)")
+
+
+def run_script(con: duckdb.DuckDBPyConnection, text: str, params: Mapping[str, Any]) -> None:
+    """Run a multi-statement SQL file, binding to each statement only the named
+    parameters (``$name``) it uses."""
+    for statement in text.split(";\n"):
+        body = "\n".join(line for line in statement.splitlines() if not line.lstrip().startswith("--"))
+        if not body.strip():
+            continue
+        used = {name: params[name] for name in _PARAM.findall(body)}
+        con.execute(body, used)
+
+
+@contextmanager
+def _flock(path: Path, *, exclusive: bool, wait: bool) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+        try:
+            fcntl.flock(fd, mode if wait else mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            what = "another import is writing" if exclusive else "an import is writing"
+            raise CatalogLocked(
+                f"{path.with_suffix('')}: {what} this catalog; retry when it finishes or pass --wait"
+            ) from None
+        yield
+    finally:
+        os.close(fd)
+
+
+def _lock_path(catalog: Path) -> Path:
+    return catalog.with_name(catalog.name + ".lock")
+
+
+def fts_extension_path() -> Path | None:
+    """The fts extension file shipped by the ``duckdb-extension-fts`` wheel, if any."""
+    spec = importlib.util.find_spec("duckdb_extension_fts")
+    if spec is None or spec.origin is None:
+        return None
+    candidate = Path(spec.origin).parent / "extensions" / f"v{duckdb.__version__}" / "fts.duckdb_extension"
+    return candidate if candidate.is_file() else None
+
+
+def load_fts(con: duckdb.DuckDBPyConnection) -> bool:
+    """Load the fts extension from the wheel, else try ``INSTALL fts`` (network).
+    Returns whether it is loaded."""
+    path = fts_extension_path()
+    try:
+        if path is not None:
+            con.execute(f"LOAD '{path.as_posix()}'")
+        else:
+            con.execute("INSTALL fts")
+            con.execute("LOAD fts")
+    except duckdb.Error:
+        return False
+    return True
+
+
+def _schema_version(con: duckdb.DuckDBPyConnection) -> int | None:
+    tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    if not tables:
+        return None
+    if "schema_version" not in tables:
+        raise CatalogUnusable("the file is a DuckDB database but not an agentlake catalog; "
+                              "point --catalog at another path")  # fmt: skip
+    row = con.execute("SELECT max(version) FROM schema_version").fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def _connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
+    try:
+        con = duckdb.connect(str(path), read_only=read_only)
+    except duckdb.Error as exc:
+        raise CatalogUnusable(f"{path}: cannot open the catalog ({type(exc).__name__}); "
+                              "restore it from a backup or import into a new --catalog") from None  # fmt: skip
+    con.execute("SET TimeZone = 'UTC'")
+    return con
+
+
+def migrate(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Bring the catalog to :data:`SCHEMA_VERSION`; refuse a newer or unknown one."""
+    current = _schema_version(con)
+    if current is not None and current > SCHEMA_VERSION:
+        raise CatalogUnusable(f"{path}: catalog schema version {current} is newer than this "
+                              f"agentlake understands ({SCHEMA_VERSION}); upgrade agentlake")  # fmt: skip
+    for version, name, text in sql.migrations():
+        if current is not None and version <= current:
+            continue
+        con.execute("BEGIN")
+        run_script(con, text, {})
+        con.execute("INSERT INTO schema_version (version, name) VALUES (?, ?)", [version, name])
+        con.execute("COMMIT")
+
+
+@contextmanager
+def open_for_write(path: Path, *, wait: bool = False, memory_limit: str | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The catalog opened read-write under the exclusive writer lock, migrated."""
+    if path.exists() and path.is_dir():
+        raise ConfigurationError(f"{path}: is a directory; --catalog must name a file")
+    with _flock(_lock_path(path), exclusive=True, wait=wait):
+        con = _connect(path, read_only=False)
+        try:
+            if memory_limit:
+                con.execute("SET memory_limit = ?", [memory_limit])
+            migrate(con, path)
+            yield con
+        finally:
+            con.close()
+
+
+@contextmanager
+def open_for_read(path: Path, *, wait: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The catalog opened read-only under a shared lock; its version must be known."""
+    if not path.is_file():
+        from agentlake.errors import NotFoundError
+
+        raise NotFoundError(f"{path}: no catalog here; run 'agentlake import' first or pass --catalog")
+    with _flock(_lock_path(path), exclusive=False, wait=wait):
+        con = _connect(path, read_only=True)
+        try:
+            version = _schema_version(con)
+            if version != SCHEMA_VERSION:
+                raise CatalogUnusable(f"{path}: catalog schema version {version} is not the "
+                                      f"version this agentlake reads ({SCHEMA_VERSION}); "
+                                      "run an import with this version to migrate it")  # fmt: skip
+            yield con
+        finally:
+            con.close()

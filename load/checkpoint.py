@@ -1,0 +1,58 @@
+"""Persisted per-source checkpoints (DESIGN §5)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from hashlib import blake2b
+from pathlib import Path
+from typing import Final
+
+import duckdb
+
+CHECKPOINT_VERSION: Final = 1
+WINDOW_BYTES: Final = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """What the catalog knows of one source: how far it is committed and what the file
+    looked like then. ``size_bytes``/``mtime_ns`` are as last observed (which may be past
+    ``committed_offset`` when a torn tail is pending)."""
+
+    source_id: str
+    provider: str
+    path: str
+    device: int
+    inode: int
+    size_bytes: int
+    mtime_ns: int
+    committed_offset: int
+    prefix_digest: str | None
+    generation: int
+    adapter_version: str
+    policy_version: int
+    status: str
+    continuity: str | None
+    refusal: str | None
+    version: int = CHECKPOINT_VERSION
+
+
+def window_digest(path: Path, offset: int) -> str:
+    """Digest of the ≤ 64 KiB of ``path`` just before ``offset`` (O(1) in file size)."""
+    start = max(0, offset - WINDOW_BYTES)
+    with path.open("rb") as fh:
+        fh.seek(start)
+        data = fh.read(offset - start)
+    return blake2b(data, digest_size=16).hexdigest()
+
+
+def load_checkpoints(con: duckdb.DuckDBPyConnection, workspace: str) -> dict[str, Checkpoint]:
+    """Every source checkpoint of ``workspace``, by source id."""
+    rows = con.execute(
+        """SELECT source_id, provider, path, device, inode, size_bytes, mtime_ns, committed_offset,
+                  prefix_digest, generation, adapter_version, policy_version, status, continuity,
+                  refusal, checkpoint_version
+           FROM sources WHERE workspace = ?""",
+        [workspace],
+    ).fetchall()
+    return {r[0]: Checkpoint(*r[:15], version=r[15]) for r in rows}

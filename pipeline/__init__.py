@@ -1,0 +1,64 @@
+"""agentlake: AI coding agents' local transcripts → one DuckDB catalog.
+
+Notebook use::
+
+    import agentlake
+    lake = agentlake.open("~/.local/share/agentlake/catalog.duckdb")
+    lake.report("daily").to_pandas()
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from .queries import Period, SearchHit
+    from .run import ImportResult
+
+
+class Lake:
+    """A catalog and workspace, with the CLI's operations returning Arrow tables."""
+
+    def __init__(self, catalog: Path, workspace: str) -> None:
+        self.catalog = catalog
+        self.workspace = workspace
+
+    def import_(self, home: Path | None = None, **options: Any) -> ImportResult:
+        """Import transcripts found under ``home`` (default ``$HOME``)."""
+        import os
+
+        from .run import ImportOptions, default_home, run_import
+
+        return run_import(ImportOptions(catalog=self.catalog, workspace=self.workspace,
+                                        home=home or default_home(), env=dict(os.environ), **options))  # fmt: skip
+
+    def report(self, period: Period = "daily", **filters: Any) -> pa.Table:
+        """Usage per period and model (see :class:`agentlake.queries.ReportFilter`)."""
+        from .queries import ReportFilter, period_report
+
+        return period_report(self.catalog, self.workspace, period, ReportFilter(**filters))
+
+    def search(self, query: str, *, limit: int = 20) -> list[SearchHit]:
+        """Ranked full-text search."""
+        from .queries import search
+
+        return search(self.catalog, self.workspace, query, limit=limit)
+
+    def sql(self, statement: str) -> pa.Table:
+        """Read-only SQL with every table scoped to this workspace."""
+        from .queries import scoped_sql
+
+        return scoped_sql(self.catalog, self.workspace, statement)
+
+
+def open(catalog: str | Path | None = None, workspace: str | None = None) -> Lake:  # noqa: A001
+    """The catalog at ``catalog`` (default: ``$AGENTLAKE_CATALOG`` or the XDG path)."""
+    from .config import check_workspace, default_catalog, default_workspace
+
+    path = Path(catalog).expanduser() if catalog else default_catalog()
+    return Lake(path, check_workspace(workspace) if workspace else default_workspace())

@@ -1,0 +1,5 @@
+"""``python -m agentlake``."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,439 @@
+"""The typer CLI: thin wiring over the library, one error boundary, rich or JSON output.
+
+Exit codes: 0 ok, 1 finished but some sources refused, 2 usage, 4 not found,
+5 catalog locked, 6 catalog unusable.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import sys
+from collections.abc import Callable, Sequence
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import orjson
+import pyarrow as pa
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from .config import check_workspace, default_catalog, default_workspace
+from .errors import AgentlakeError
+from .plan import Plan, PlannedSource
+from .queries import ReportFilter, period_report, scoped_sql, search, session_report
+from .run import ImportOptions, ImportResult, default_home, plan_import, run_import
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="agentlake: import AI coding agents' transcripts into one DuckDB catalog.")
+out = Console(soft_wrap=True)
+err = Console(stderr=True)
+T = TypeVar("T")
+
+CatalogOpt = Annotated[Path | None, typer.Option("--catalog", help="Catalog file [env AGENTLAKE_CATALOG].")]
+WorkspaceOpt = Annotated[str | None, typer.Option("--workspace", help="Workspace [env AGENTLAKE_WORKSPACE; default 'default'].")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print a stable JSON document.")]
+DebugOpt = Annotated[bool, typer.Option("--debug", help="Show tracebacks.")]
+HomeOpt = Annotated[Path | None, typer.Option("--home", help="Use DIR instead of $HOME for every provider root.")]
+ProviderOpt = Annotated[list[str] | None, typer.Option("--provider", help="Only this provider (repeatable).")]
+TzOpt = Annotated[str, typer.Option("--tz", help="IANA time zone for bucketing (default UTC).")]
+SinceOpt = Annotated[datetime | None, typer.Option("--since", formats=["%Y-%m-%d", "%Y%m%d"], help="First day (in --tz).")]
+UntilOpt = Annotated[datetime | None, typer.Option("--until", formats=["%Y-%m-%d", "%Y%m%d"], help="Last day (in --tz).")]
+CsvOpt = Annotated[bool, typer.Option("--csv", help="Print CSV.")]
+
+
+def _guard(debug: bool, action: Callable[[], T]) -> T:
+    """The one error boundary: our errors become one line and an exit code."""
+    try:
+        return action()
+    except AgentlakeError as exc:
+        if debug:
+            raise
+        err.print(f"[red]error:[/red] {exc.message}", highlight=False)
+        raise typer.Exit(exc.exit_code) from None
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        raise typer.Exit(130) from None
+    except Exception as exc:  # the CLI boundary: anything else is a bug, shown in one line
+        if debug:
+            raise
+        err.print(f"[red]internal error:[/red] {type(exc).__name__}: {exc} (rerun with --debug for a traceback)",
+                  highlight=False)  # fmt: skip
+        raise typer.Exit(70) from None
+
+
+def _catalog(catalog: Path | None) -> Path:
+    return catalog or default_catalog()
+
+
+def _workspace(workspace: str | None) -> str:
+    return check_workspace(workspace) if workspace else default_workspace()
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, (date, datetime)):
+        return value.isoformat()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError
+
+
+def _print_json(doc: Any) -> None:
+    sys.stdout.write(orjson.dumps(doc, default=_json_default, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
+
+
+def _print_table(table: pa.Table, title: str | None = None) -> None:
+    view = Table(title=title, show_lines=False)
+    for name in table.column_names:
+        numeric = pa.types.is_integer(table.schema.field(name).type) or pa.types.is_floating(table.schema.field(name).type)
+        view.add_column(name, justify="right" if numeric else "left")
+    for row in table.to_pylist():
+        view.add_row(*(_cell(v) for v in row.values()))
+    out.print(view)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:,.4f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    return str(value)
+
+
+def _print_csv(table: pa.Table) -> None:
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(table.column_names)
+    for row in table.to_pylist():
+        writer.writerow(["" if v is None else (";".join(map(str, v)) if isinstance(v, list) else v) for v in row.values()])
+    sys.stdout.write(buf.getvalue())
+
+
+def _emit(table: pa.Table, *, as_json: bool, as_csv: bool, key: str, title: str) -> None:
+    if as_json:
+        _print_json({key: table.to_pylist()})
+    elif as_csv:
+        _print_csv(table)
+    else:
+        _print_table(table, title)
+
+
+# -- import ------------------------------------------------------------------------------
+class _BarReporter:
+    """Progress bar over the bytes the plan will read (only on a TTY)."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.task = progress.add_task("import", total=None)
+
+    def planned(self, plan: Plan) -> None:
+        self.progress.update(self.task, total=plan.bytes_to_read, description="importing")
+
+    def advanced(self, source: PlannedSource, nbytes: int) -> None:
+        self.progress.advance(self.task, nbytes)
+
+    def phase(self, name: str) -> None:
+        self.progress.update(self.task, description=name)
+
+
+def _import_with_progress(options: ImportOptions) -> ImportResult:
+    if not sys.stderr.isatty():
+        return run_import(options)
+    with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+                  console=err, transient=True) as progress:  # fmt: skip
+        return run_import(options, _BarReporter(progress))
+
+
+def _plan_doc(plan: Plan) -> dict[str, Any]:
+    return {
+        "workspace": plan.workspace,
+        "roots": [{"provider": r.provider, "path": str(r.path), "origin": r.origin, "exists": r.path.is_dir()}
+                  for r in plan.roots],  # fmt: skip
+        "sources": [
+            {"provider": s.provider, "path": str(s.path), "source_id": s.source_id, "continuity": s.continuity,
+             "action": s.action, "start": s.start, "stop": s.stop, "bytes": s.pending_bytes,
+             "generation": s.generation, "code": s.code, "message": s.message}
+            for s in plan.sources
+        ],  # fmt: skip
+        "bytes_to_read": plan.bytes_to_read,
+    }
+
+
+def _print_plan(plan: Plan) -> None:
+    table = Table(title=f"plan for workspace {plan.workspace!r}")
+    for col in ("provider", "continuity", "action", "bytes", "path"):
+        table.add_column(col, justify="right" if col == "bytes" else "left")
+    for s in plan.sources:
+        table.add_row(s.provider, s.continuity, s.action, f"{s.pending_bytes:,}", str(s.path))
+    out.print(table)
+    for s in plan.sources:
+        if s.action == "refuse":
+            err.print(f"refused: {s.code}: {s.path}: {s.message}", highlight=False)
+    out.print(f"{len(plan.sources)} sources, {plan.bytes_to_read:,} bytes to read")
+
+
+def _result_doc(result: ImportResult) -> dict[str, Any]:
+    return {
+        "import_id": result.import_id,
+        "status": "refused" if result.refused else "ok",
+        "seconds": round(result.seconds, 3),
+        "index_seconds": result.index_seconds,
+        "peak_rss_bytes": result.peak_rss_bytes,
+        "totals": result.totals(),
+        "sources": [
+            {"provider": s.planned.provider, "path": str(s.planned.path), "continuity": s.planned.continuity,
+             "status": s.status, "records": s.records, "events": s.events, "usage": s.usage,
+             "rejected": s.rejected, "bytes": s.bytes, "pending_bytes": s.pending_bytes, "message": s.message}
+            for s in result.sources
+        ],  # fmt: skip
+    }
+
+
+@app.command("import")
+def import_(
+    home: HomeOpt = None,
+    provider: ProviderOpt = None,
+    memory_limit: Annotated[str, typer.Option("--memory-limit", help="DuckDB memory ceiling.")] = "1GiB",
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; write nothing.")] = False,
+    restart_drifted: Annotated[bool, typer.Option("--restart-drifted", help="Re-read refused sources from 0 as a new generation.")] = False,
+    wait: Annotated[bool, typer.Option("--wait", help="Wait for another import to finish instead of failing.")] = False,
+    catalog: CatalogOpt = None,
+    workspace: WorkspaceOpt = None,
+    json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Import every provider's transcripts into the catalog (resumable, exactly once)."""
+
+    def action() -> int:
+        from .config import parse_size
+
+        parse_size(memory_limit)
+        options = ImportOptions(
+            catalog=_catalog(catalog), workspace=_workspace(workspace),
+            home=(home or default_home()).expanduser(), env=dict(os.environ), providers=tuple(provider or ()),
+            restart_drifted=restart_drifted, memory_limit=memory_limit, wait=wait,
+        )  # fmt: skip
+        if dry_run:
+            plan = plan_import(options)
+            _print_json(_plan_doc(plan)) if json else _print_plan(plan)
+            return 0
+        result = _import_with_progress(options)
+        if json:
+            _print_json(_result_doc(result))
+        else:
+            totals = result.totals()
+            out.print(
+                f"import #{result.import_id}: {totals['sources_seen']} sources "
+                f"({totals['sources_imported']} imported, {totals['sources_unchanged']} unchanged, "
+                f"{totals['sources_failed']} refused), {totals['records']:,} records, "
+                f"{totals['events']:,} new events, {totals['usage_rows']:,} new calls, "
+                f"{totals['rejected']:,} rejected in {result.seconds:.2f}s",
+                highlight=False,
+            )
+        for s in result.refused:
+            err.print(f"refused: {s.planned.code or 'SCHEMA_DRIFT'}: {s.planned.path}: {s.message}", highlight=False)
+        return result.exit_code
+
+    code = _guard(debug, action)
+    raise typer.Exit(code)
+
+
+@app.command()
+def sources(
+    home: HomeOpt = None,
+    provider: ProviderOpt = None,
+    catalog: CatalogOpt = None,
+    workspace: WorkspaceOpt = None,
+    json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """What discovery sees and what the planner would do with each source."""
+
+    def action() -> None:
+        options = ImportOptions(catalog=_catalog(catalog), workspace=_workspace(workspace),
+                                home=(home or default_home()).expanduser(), env=dict(os.environ),
+                                providers=tuple(provider or ()))  # fmt: skip
+        plan = plan_import(options)
+        _print_json(_plan_doc(plan)) if json else _print_plan(plan)
+
+    _guard(debug, action)
+
+
+@app.command()
+def providers(json: JsonOpt = False, debug: DebugOpt = False) -> None:
+    """The provider registry as a conformance matrix."""
+    from agentlake.extract.providers import REGISTRY
+
+    def action() -> None:
+        home = default_home()
+        rows = [
+            {"id": p.id, "aliases": list(p.aliases), "env": list(p.env_overrides),
+             "roots": [str(r.path) for r in p.roots(home, os.environ)],
+             "formats": [{"name": f.name, "position_kind": f.position_kind} for f in p.formats],
+             "capabilities": sorted(p.capabilities), "adapter_version": p.adapter_version,
+             "fixtures": list(p.fixtures), "tests": list(p.tests)}
+            for p in REGISTRY
+        ]  # fmt: skip
+        if json:
+            _print_json({"providers": rows})
+            return
+        table = Table(title="providers")
+        for col in ("id", "aliases", "formats", "capabilities", "adapter", "roots", "proved by"):
+            table.add_column(col)
+        for r in rows:
+            table.add_row(r["id"], ", ".join(r["aliases"]), ", ".join(f"{f['name']} ({f['position_kind']})" for f in r["formats"]),
+                          ", ".join(r["capabilities"]), r["adapter_version"], "\n".join(r["roots"]),
+                          "\n".join(r["fixtures"] + r["tests"]))  # fmt: skip
+        out.print(table)
+
+    _guard(debug, action)
+
+
+@app.command("search")
+def search_(
+    query: Annotated[str, typer.Argument(help="Words to find (BM25 ranked).")],
+    limit: Annotated[int, typer.Option("--limit", min=1, max=500)] = 20,
+    provider: Annotated[str | None, typer.Option("--provider")] = None,
+    kind: Annotated[str | None, typer.Option("--kind", help="prompt, response, reasoning, tool_call, ...")] = None,
+    catalog: CatalogOpt = None,
+    workspace: WorkspaceOpt = None,
+    json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Full-text search over every imported event."""
+
+    def action() -> None:
+        hits = search(_catalog(catalog), _workspace(workspace), query, limit=limit, provider=provider, kind=kind)
+        if json:
+            _print_json({"query": query, "hits": [
+                {"session_id": h.session_id, "provider": h.provider, "kind": h.kind, "ts": h.ts,
+                 "score": h.score, "snippet": h.snippet, "event_id": h.event_id} for h in hits]})  # fmt: skip
+            return
+        table = Table(title=f"search: {query}")
+        for col in ("score", "session", "kind", "when", "snippet"):
+            table.add_column(col)
+        for h in hits:
+            table.add_row(f"{h.score:.2f}", h.session_id, h.kind, _cell(h.ts), h.snippet)
+        out.print(table)
+
+    _guard(debug, action)
+
+
+report_app = typer.Typer(no_args_is_help=True, help="Token usage and cost reports.")
+app.add_typer(report_app, name="report")
+
+
+def _filter(tz: str, since: datetime | None, until: datetime | None, provider: str | None) -> ReportFilter:
+    return ReportFilter(tz=tz, since=since.date() if since else None, until=until.date() if until else None,
+                        provider=provider)  # fmt: skip
+
+
+def _period_command(period: str) -> Callable[..., None]:
+    def command(
+        tz: TzOpt = "UTC",
+        since: SinceOpt = None,
+        until: UntilOpt = None,
+        provider: Annotated[str | None, typer.Option("--provider")] = None,
+        csv: CsvOpt = False,
+        catalog: CatalogOpt = None,
+        workspace: WorkspaceOpt = None,
+        json: JsonOpt = False,
+        debug: DebugOpt = False,
+    ) -> None:
+        def action() -> None:
+            table = period_report(_catalog(catalog), _workspace(workspace), period,  # type: ignore[arg-type]
+                                  _filter(tz, since, until, provider))  # fmt: skip
+            _emit(table, as_json=json, as_csv=csv, key=period, title=f"{period} usage ({tz})")
+
+        _guard(debug, action)
+
+    command.__doc__ = f"Token usage and cost per {period.removesuffix('ly').replace('dai', 'day')} and model."
+    return command
+
+
+for _period in ("daily", "weekly", "monthly"):
+    report_app.command(_period)(_period_command(_period))
+
+
+@report_app.command("session")
+def report_session(
+    tz: TzOpt = "UTC",
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    provider: Annotated[str | None, typer.Option("--provider")] = None,
+    csv: CsvOpt = False,
+    catalog: CatalogOpt = None,
+    workspace: WorkspaceOpt = None,
+    json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Token usage and cost per session."""
+
+    def action() -> None:
+        table = session_report(_catalog(catalog), _workspace(workspace), _filter(tz, since, until, provider))
+        _emit(table, as_json=json, as_csv=csv, key="sessions", title="usage per session")
+
+    _guard(debug, action)
+
+
+@app.command("sql")
+def sql_(
+    statement: Annotated[str, typer.Argument(help="One SQL statement; tables are scoped to the workspace.")],
+    csv: CsvOpt = False,
+    catalog: CatalogOpt = None,
+    workspace: WorkspaceOpt = None,
+    json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Run read-only SQL over the catalog."""
+
+    def action() -> None:
+        table = scoped_sql(_catalog(catalog), _workspace(workspace), statement)
+        _emit(table, as_json=json, as_csv=csv, key="rows", title=None)  # type: ignore[arg-type]
+
+    _guard(debug, action)
+
+
+@app.command()
+def demo(
+    dir: Annotated[Path, typer.Option("--dir", help="Where to write the synthetic home and catalog.")] = Path(".demo"),
+    debug: DebugOpt = False,
+) -> None:
+    """Generate a synthetic home, import it into a fresh catalog and show a report and a search."""
+    from .demo import generate_claude_home
+
+    def action() -> None:
+        home, catalog = dir / "home", dir / "catalog.duckdb"
+        stats = generate_claude_home(home)
+        out.print(f"synthetic home: {stats.files} files, {stats.lines:,} lines in {home}", highlight=False)
+        result = _import_with_progress(ImportOptions(catalog=catalog, workspace="default", home=home, env={}))
+        totals = result.totals()
+        out.print(f"imported {totals['records']:,} records → {totals['events']:,} events, "
+                  f"{totals['usage_rows']:,} model calls in {result.seconds:.2f}s", highlight=False)  # fmt: skip
+        _print_table(period_report(catalog, "default", "daily", ReportFilter()), "daily usage (UTC)")
+        query = "cache bug"
+        table = Table(title=f"search: {query}")
+        for col in ("score", "session", "kind", "snippet"):
+            table.add_column(col)
+        for h in search(catalog, "default", query, limit=5):
+            table.add_row(f"{h.score:.2f}", h.session_id, h.kind, h.snippet)
+        out.print(table)
+        out.print(f"try: agentlake report session --catalog {catalog}", highlight=False)
+
+    _guard(debug, action)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point."""
+    app(args=list(argv) if argv is not None else None, prog_name="agentlake")

@@ -1,0 +1,172 @@
+"""The planner: discovery plus one continuity decision per source, made from stat
+calls and checkpoint windows before any new transcript byte is read (DESIGN §5)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal
+
+from agentlake.extract.providers import REGISTRY, ProviderSpec, resolve
+from agentlake.extract.sources import RefusedPath, Root, SourceFile, walk_root
+from agentlake.load.checkpoint import Checkpoint, window_digest
+from agentlake.transform.redact import POLICY_VERSION
+
+from .errors import ConfigurationError
+
+Continuity = Literal[
+    "new", "unchanged", "validated-append", "truncated", "replaced", "rewritten", "drift",
+    "outside-root", "unreadable",
+]  # fmt: skip
+Action = Literal["read", "skip", "refuse"]
+
+REFUSED: Final = frozenset({"truncated", "replaced", "rewritten", "drift"})
+_CODES: Final = {
+    "truncated": "SOURCE_TRUNCATED", "replaced": "SOURCE_REPLACED", "rewritten": "SOURCE_REWRITTEN",
+    "drift": "SCHEMA_DRIFT", "outside-root": "SOURCE_OUTSIDE_ROOT", "unreadable": "SOURCE_UNREADABLE",
+}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedSource:
+    """One source × its continuity decision × the byte range to read."""
+
+    provider: str
+    path: Path
+    source_id: str
+    continuity: Continuity
+    action: Action
+    start: int = 0
+    stop: int = 0
+    generation: int = 1
+    restart: bool = False
+    touched: bool = False  # same content, new mtime: only the checkpoint's stat moves
+    message: str | None = None
+    source: SourceFile | None = None
+    checkpoint: Checkpoint | None = None
+
+    @property
+    def code(self) -> str | None:
+        """The refusal code (``SOURCE_TRUNCATED``…) when refused."""
+        return _CODES.get(self.continuity) if self.action == "refuse" else None
+
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes this plan will read."""
+        return self.stop - self.start if self.action == "read" else 0
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The whole import plan: roots searched and every source's decision."""
+
+    workspace: str
+    roots: tuple[Root, ...]
+    sources: tuple[PlannedSource, ...]
+
+    @property
+    def bytes_to_read(self) -> int:
+        """Total bytes the plan will read."""
+        return sum(s.pending_bytes for s in self.sources)
+
+    def count(self, continuity: str) -> int:
+        """How many sources have this outcome."""
+        return sum(1 for s in self.sources if s.continuity == continuity)
+
+
+def select_providers(names: Sequence[str]) -> tuple[ProviderSpec, ...]:
+    """The registry rows named by ids or aliases (all when ``names`` is empty)."""
+    if not names:
+        return REGISTRY
+    chosen: list[ProviderSpec] = []
+    for name in names:
+        try:
+            spec = resolve(name)
+        except KeyError:
+            known = ", ".join(s.id for s in REGISTRY)
+            raise ConfigurationError(f"unknown provider {name!r}; known: {known}") from None
+        if spec not in chosen:
+            chosen.append(spec)
+    return tuple(chosen)
+
+
+def classify(
+    source: SourceFile,
+    checkpoint: Checkpoint | None,
+    spec: ProviderSpec,
+    *,
+    restart_refused: bool = False,
+) -> PlannedSource:
+    """Decide what to do with one discovered source (the table of DESIGN §5)."""
+    base = {"provider": source.provider, "path": source.path, "source_id": source.source_id,
+            "source": source, "checkpoint": checkpoint}  # fmt: skip
+    if checkpoint is None:
+        return PlannedSource(**base, continuity="new", action="read", stop=source.size)  # type: ignore[arg-type]
+    cp = checkpoint
+    outcome: Continuity | None = None
+    message = None
+    if int(cp.adapter_version.split(".")[0]) != spec.adapter_major or cp.policy_version != POLICY_VERSION:
+        outcome = "drift"
+        message = (f"imported with adapter {cp.adapter_version} / redaction policy {cp.policy_version}, "
+                   f"now {spec.adapter_version} / {POLICY_VERSION}; rerun with --restart-drifted to re-import")  # fmt: skip
+    elif (cp.device, cp.inode) != (source.device, source.inode):
+        outcome, message = "replaced", "file identity (device, inode) changed; rerun with --restart-drifted to re-import it"
+    elif source.size < cp.committed_offset:
+        outcome = "truncated"
+        message = (f"file shrank to {source.size} bytes below the committed offset {cp.committed_offset}; "
+                   "its imported data is kept; rerun with --restart-drifted to re-import it")  # fmt: skip
+    elif cp.status == "refused" and cp.continuity in REFUSED:
+        outcome, message = cp.continuity, cp.refusal  # type: ignore[assignment]
+    if outcome is None:
+        if source.size == cp.size_bytes and source.mtime_ns == cp.mtime_ns:
+            return PlannedSource(**base, continuity="unchanged", action="skip",  # type: ignore[arg-type]
+                                 start=cp.committed_offset, stop=cp.committed_offset,
+                                 generation=cp.generation)  # fmt: skip
+        if cp.committed_offset and window_digest(source.path, cp.committed_offset) != cp.prefix_digest:
+            outcome = "rewritten"
+            message = (f"the bytes before the committed offset {cp.committed_offset} changed; "
+                       "rerun with --restart-drifted to re-import it")  # fmt: skip
+        elif source.size == cp.committed_offset or source.size == cp.size_bytes:
+            return PlannedSource(**base, continuity="unchanged", action="skip", touched=True,  # type: ignore[arg-type]
+                                 start=cp.committed_offset, stop=cp.committed_offset,
+                                 generation=cp.generation)  # fmt: skip
+        else:
+            return PlannedSource(**base, continuity="validated-append", action="read",  # type: ignore[arg-type]
+                                 start=cp.committed_offset, stop=source.size, generation=cp.generation)  # fmt: skip
+    if restart_refused:
+        return PlannedSource(**base, continuity=outcome, action="read", start=0, stop=source.size,  # type: ignore[arg-type]
+                             generation=cp.generation + 1, restart=True, message=message)  # fmt: skip
+    return PlannedSource(**base, continuity=outcome, action="refuse", message=message,  # type: ignore[arg-type]
+                         start=cp.committed_offset, stop=cp.committed_offset, generation=cp.generation)  # fmt: skip
+
+
+def make_plan(
+    checkpoints: Mapping[str, Checkpoint],
+    *,
+    workspace: str,
+    home: Path,
+    env: Mapping[str, str],
+    providers: Sequence[ProviderSpec] = REGISTRY,
+    restart_refused: bool = False,
+) -> Plan:
+    """Discover every provider's sources and classify each against its checkpoint."""
+    roots: list[Root] = []
+    planned: list[PlannedSource] = []
+    seen: set[str] = set()
+    for spec in providers:
+        for root in spec.roots(home, env):
+            roots.append(root)
+            for fmt in spec.formats:
+                for item in walk_root(root, spec.owns, fmt.position_kind):
+                    if item.source_id in seen:
+                        continue
+                    seen.add(item.source_id)
+                    if isinstance(item, RefusedPath):
+                        continuity: Continuity = "outside-root" if item.code == "SOURCE_OUTSIDE_ROOT" else "unreadable"
+                        planned.append(PlannedSource(spec.id, item.path, item.source_id, continuity,
+                                                     "refuse", message=item.message))  # fmt: skip
+                    else:
+                        cp = checkpoints.get(item.source_id)
+                        planned.append(classify(item, cp, spec, restart_refused=restart_refused))
+    return Plan(workspace, tuple(roots), tuple(planned))

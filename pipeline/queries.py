@@ -1,0 +1,131 @@
+"""Read-side operations: reports, search and ad-hoc SQL, each on a read-only connection
+scoped to one workspace. Results are Arrow tables; the CLI decides how to show them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Final, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import duckdb
+import pyarrow as pa
+
+from agentlake import sql
+from agentlake.load.catalog import load_fts, open_for_read
+
+from .errors import ConfigurationError
+
+Period = Literal["daily", "weekly", "monthly"]
+_UNITS: Final = {"daily": "day", "weekly": "week", "monthly": "month"}
+SCOPED_TABLES: Final = ("sources", "sessions", "events", "usage", "imports", "rejects", "usage_costed", "usage_daily")
+
+
+@dataclass(frozen=True, slots=True)
+class ReportFilter:
+    """Bounds shared by every report."""
+
+    tz: str = "UTC"
+    since: date | None = None
+    until: date | None = None
+    provider: str | None = None
+
+    def __post_init__(self) -> None:
+        try:
+            ZoneInfo(self.tz)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ConfigurationError(f"unknown time zone {self.tz!r}; use an IANA name such as Europe/Berlin") from None
+        if self.since and self.until and self.since > self.until:
+            raise ConfigurationError(f"--since {self.since} is after --until {self.until}")
+
+
+def period_report(catalog: Path, workspace: str, period: Period, flt: ReportFilter) -> pa.Table:
+    """Usage per period (in ``flt.tz``) and model."""
+    with open_for_read(catalog) as con:
+        return con.execute(
+            sql.query("report_period"),
+            {"unit": _UNITS[period], "tz": flt.tz, "workspace": workspace, "provider": flt.provider,
+             "since": flt.since, "until": flt.until},
+        ).fetch_arrow_table()  # fmt: skip
+
+
+def session_report(catalog: Path, workspace: str, flt: ReportFilter) -> pa.Table:
+    """Usage per session, most recent first."""
+    with open_for_read(catalog) as con:
+        return con.execute(
+            sql.query("report_session"),
+            {"tz": flt.tz, "workspace": workspace, "provider": flt.provider,
+             "since": flt.since, "until": flt.until},
+        ).fetch_arrow_table()  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One ranked match."""
+
+    session_id: str
+    provider: str
+    kind: str
+    ts: object
+    score: float
+    snippet: str
+    event_id: str
+
+
+def snippet(text: str, terms: list[str], width: int = 80) -> str:
+    """A window of ``text`` around the first matching term, on one line."""
+    lowered = text.lower()
+    positions = [p for p in (lowered.find(t.lower()) for t in terms) if p >= 0]
+    at = min(positions) if positions else 0
+    start = max(0, at - width // 2)
+    piece = text[start : start + width]
+    piece = " ".join(piece.split())
+    return ("…" if start else "") + piece + ("…" if start + width < len(text) else "")
+
+
+def search(
+    catalog: Path, workspace: str, query: str, *, limit: int = 20,
+    provider: str | None = None, kind: str | None = None,
+) -> list[SearchHit]:  # fmt: skip
+    """Events matching ``query`` ranked by BM25."""
+    if not query.strip():
+        raise ConfigurationError("empty search query")
+    with open_for_read(catalog) as con:
+        if not load_fts(con):
+            raise ConfigurationError("the DuckDB fts extension is not available: install the "
+                                     "duckdb-extension-fts wheel for this platform")  # fmt: skip
+        try:
+            rows = con.execute(
+                sql.query("search"),
+                {"query": query, "workspace": workspace, "provider": provider, "kind": kind,
+                 "limit": limit, "tz": "UTC"},
+            ).fetchall()
+        except duckdb.CatalogException:
+            return []  # no index yet: nothing imported with text
+    terms = re.findall(r"\w+", query)
+    return [SearchHit(r[2], r[1], r[4], r[3], float(r[6]), snippet(r[5] or "", terms), r[0]) for r in rows]
+
+
+def scoped_sql(catalog: Path, workspace: str, statement: str) -> pa.Table:
+    """Run one read-only statement where every catalog table and view is replaced by a
+    temporary view of this workspace's rows."""
+    with open_for_read(catalog) as con:
+        row = con.execute("SELECT current_database()").fetchone()
+        assert row is not None
+        database = '"' + str(row[0]).replace('"', '""') + '"'
+        for name in SCOPED_TABLES:
+            con.execute(
+                f"CREATE TEMP VIEW {name} AS SELECT * FROM {database}.main.{name} "
+                f"WHERE workspace = {_literal(workspace)}"
+            )
+        try:
+            return con.execute(statement).fetch_arrow_table()
+        except duckdb.Error as exc:
+            raise ConfigurationError(f"SQL error: {' '.join(str(exc).split())[:300]}") from None
+
+
+def _literal(text: str) -> str:
+    """A SQL string literal (workspace names are validated to [A-Za-z0-9._-])."""
+    return "'" + text.replace("'", "''") + "'"

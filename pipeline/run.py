@@ -1,0 +1,233 @@
+"""The import orchestration: plan, then extract → transform → load per source.
+
+Stages are connected by iterators, one batch in flight. Each batch is committed with its
+source's checkpoint in one transaction; a refused source is recorded and the run goes
+on. The library returns an :class:`ImportResult`; it never prints or exits.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentlake.extract.extract import ExtractLimits, extract_source
+from agentlake.extract.providers import ProviderSpec, by_id
+from agentlake.load.catalog import open_for_read, open_for_write
+from agentlake.load.checkpoint import load_checkpoints, window_digest
+from agentlake.load.load import CatalogWriter, SourceState
+from agentlake.transform.redact import POLICY_VERSION
+from agentlake.transform.transform import transform_batch
+
+from .errors import SourceError
+from .plan import Plan, PlannedSource, make_plan, select_providers
+from .progress import NullReporter, Reporter
+
+
+@dataclass(frozen=True, slots=True)
+class ImportOptions:
+    """Everything an import run needs to know."""
+
+    catalog: Path
+    workspace: str
+    home: Path
+    env: Mapping[str, str]
+    providers: Sequence[str] = ()
+    restart_drifted: bool = False
+    memory_limit: str | None = None
+    wait: bool = False
+    limits: ExtractLimits = ExtractLimits()
+    build_index: bool = True
+
+
+@dataclass(slots=True)
+class SourceOutcome:
+    """What happened to one source in a run."""
+
+    planned: PlannedSource
+    status: str  # imported | unchanged | refused | empty
+    records: int = 0
+    events: int = 0
+    usage: int = 0
+    rejected: int = 0
+    bytes: int = 0
+    pending_bytes: int = 0
+    message: str | None = None
+
+
+@dataclass(slots=True)
+class ImportResult:
+    """The receipt of one run, as returned to the caller."""
+
+    import_id: int
+    plan: Plan
+    sources: list[SourceOutcome] = field(default_factory=list)
+    seconds: float = 0.0
+    index_seconds: float | None = None
+    peak_rss_bytes: int = 0
+
+    @property
+    def refused(self) -> list[SourceOutcome]:
+        """Sources refused in this run."""
+        return [s for s in self.sources if s.status == "refused"]
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every source was fine, 1 when some were refused."""
+        return 1 if self.refused else 0
+
+    def totals(self) -> dict[str, int]:
+        """Receipt counters (the columns of ``imports``)."""
+        by_status = Counter(s.status for s in self.sources)
+        return {
+            "sources_seen": len(self.sources),
+            "sources_imported": by_status["imported"] + by_status["empty"],
+            "sources_unchanged": by_status["unchanged"],
+            "sources_failed": by_status["refused"],
+            "sources_opened": sum(1 for s in self.sources if s.planned.action == "read"),
+            "records": sum(s.records for s in self.sources),
+            "events": sum(s.events for s in self.sources),
+            "usage_rows": sum(s.usage for s in self.sources),
+            "rejected": sum(s.rejected for s in self.sources),
+            "bytes": sum(s.bytes for s in self.sources),
+            "pending_bytes": sum(s.pending_bytes for s in self.sources),
+        }
+
+
+def peak_rss_bytes() -> int:
+    """Peak resident set size of this process and its waited-for children."""
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(own, kids) * 1024
+
+
+def plan_import(options: ImportOptions) -> Plan:
+    """The plan an import would execute, without writing anything."""
+    specs = select_providers(options.providers)
+    checkpoints = {}
+    if options.catalog.is_file():
+        with open_for_read(options.catalog, wait=options.wait) as con:
+            checkpoints = load_checkpoints(con, options.workspace)
+    return make_plan(checkpoints, workspace=options.workspace, home=options.home, env=options.env,
+                     providers=specs, restart_refused=options.restart_drifted)  # fmt: skip
+
+
+def run_import(options: ImportOptions, reporter: Reporter | None = None) -> ImportResult:
+    """Plan and execute an import; returns its receipt."""
+    reporter = reporter or NullReporter()
+    started = time.perf_counter()
+    specs = select_providers(options.providers)
+    with open_for_write(options.catalog, wait=options.wait, memory_limit=options.memory_limit) as con:
+        writer = CatalogWriter(con, options.workspace)
+        plan = make_plan(load_checkpoints(con, options.workspace), workspace=options.workspace,
+                         home=options.home, env=options.env, providers=specs,
+                         restart_refused=options.restart_drifted)  # fmt: skip
+        reporter.planned(plan)
+        import_id = writer.begin_import()
+        result = ImportResult(import_id, plan)
+        for planned in plan.sources:
+            result.sources.append(_run_source(writer, import_id, planned, options, reporter))
+        if options.build_index and any(s.events for s in result.sources):
+            reporter.phase("index")
+            result.index_seconds = writer.rebuild_search_index()
+        result.seconds = time.perf_counter() - started
+        result.peak_rss_bytes = peak_rss_bytes()
+        detail: dict[str, Any] = {
+            "continuity": dict(Counter(s.planned.continuity for s in result.sources)),
+            "refused": [{"path": str(s.planned.path), "code": s.planned.code or "SCHEMA_DRIFT",
+                         "message": s.message} for s in result.refused],  # fmt: skip
+            "index_seconds": result.index_seconds,
+        }
+        status = "refused" if result.refused else "ok"
+        writer.finish_import(import_id, status, {**result.totals(), "peak_rss_bytes": result.peak_rss_bytes}, detail)
+    return result
+
+
+def _state(planned: PlannedSource, spec: ProviderSpec, offset: int, digest: str | None,
+           *, status: str = "ok", refusal: str | None = None, continuity: str | None = None) -> SourceState:  # fmt: skip
+    assert planned.source is not None
+    return SourceState(
+        source=planned.source, committed_offset=offset, prefix_digest=digest,
+        generation=planned.generation, adapter_version=spec.adapter_version,
+        policy_version=POLICY_VERSION, continuity=continuity or planned.continuity,
+        status=status, refusal=refusal,
+    )  # fmt: skip
+
+
+def _run_source(
+    writer: CatalogWriter, import_id: int, planned: PlannedSource, options: ImportOptions, reporter: Reporter
+) -> SourceOutcome:
+    if planned.action == "skip":
+        if planned.touched and planned.checkpoint is not None:
+            spec = by_id(planned.provider)
+            writer.save_source(import_id, _state(planned, spec, planned.checkpoint.committed_offset,
+                                                 planned.checkpoint.prefix_digest))  # fmt: skip
+        return SourceOutcome(planned, "unchanged")
+    if planned.action == "refuse":
+        if planned.source is not None and planned.checkpoint is not None:
+            cp = planned.checkpoint
+            spec = by_id(planned.provider)
+            # Keep the committed data and offset; remember why it is refused.
+            writer.save_source(import_id, _refused_state(planned, spec, cp.committed_offset, cp.prefix_digest,
+                                                         planned.message))  # fmt: skip
+        return SourceOutcome(planned, "refused", message=planned.message)
+    spec = by_id(planned.provider)
+    assert planned.source is not None
+    outcome = SourceOutcome(planned, "imported")
+    offset = planned.start
+    digest = planned.checkpoint.prefix_digest if planned.checkpoint and not planned.restart else None
+    restart = planned.restart
+    try:
+        for batch in extract_source(spec, planned.source, start=planned.start, stop=planned.stop,
+                                    limits=options.limits):  # fmt: skip
+            rows = transform_batch(batch.tables, provider=spec.id)
+            digest = window_digest(planned.source.path, batch.end_offset)
+            committed = writer.commit_batch(
+                import_id, rows, batch.rejects, _state(planned, spec, batch.end_offset, digest),
+                records=batch.records, restart=restart,
+            )
+            restart = False
+            outcome.records += batch.records
+            outcome.events += committed.new_events
+            outcome.usage += committed.new_usage
+            outcome.rejected += committed.rejects
+            outcome.bytes += batch.end_offset - offset
+            reporter.advanced(planned, batch.end_offset - offset)
+            offset = batch.end_offset
+    except SourceError as exc:
+        writer.save_source(import_id, _refused_state(planned, spec, offset, digest, exc.message, "drift"))
+        outcome.status, outcome.message = "refused", exc.message
+        return outcome
+    if outcome.bytes == 0 and planned.start == offset:
+        outcome.status = "empty" if planned.continuity == "new" else "unchanged"
+        writer.save_source(import_id, _state(planned, spec, offset, digest))
+    outcome.pending_bytes = planned.stop - offset
+    if outcome.pending_bytes:
+        reporter.advanced(planned, outcome.pending_bytes)
+    return outcome
+
+
+def _refused_state(planned: PlannedSource, spec: ProviderSpec, offset: int, digest: str | None,
+                   message: str | None, continuity: str | None = None) -> SourceState:  # fmt: skip
+    state = _state(planned, spec, offset, digest, status="refused", refusal=message, continuity=continuity)
+    if planned.checkpoint is None or planned.restart:
+        return state
+    # A refused source keeps its old identity/stat so the refusal repeats until resolved.
+    cp = planned.checkpoint
+    assert planned.source is not None
+    src = planned.source
+    kept = type(src)(src.provider, src.path, src.root, src.position_kind, cp.device, cp.inode,
+                     cp.size_bytes, cp.mtime_ns)  # fmt: skip
+    return SourceState(kept, offset, digest, cp.generation, cp.adapter_version, cp.policy_version,
+                       continuity or planned.continuity, "refused", message)  # fmt: skip
+
+
+def default_home(env: Mapping[str, str] | None = None) -> Path:
+    """``$HOME`` (or the user's home directory)."""
+    env = os.environ if env is None else env
+    return Path(env.get("HOME") or Path.home())

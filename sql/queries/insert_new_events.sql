@@ -1,0 +1,15 @@
+-- Events of the batch not yet in the catalog (identity = event_id within a workspace).
+-- Parameters: $workspace, $source_id, $import_id
+CREATE OR REPLACE TEMP TABLE new_events AS
+SELECT b.*
+FROM batch_events b
+WHERE NOT EXISTS (
+    SELECT 1 FROM events e
+    WHERE e.workspace = $workspace
+      AND e.session_id IN (SELECT DISTINCT session_id FROM batch_events)
+      AND e.event_id = b.event_id
+);
+INSERT INTO events
+SELECT event_id, $workspace, provider, session_id, seq, ts, kind, role, model, text, tool_name,
+       tool_call_id, tool_input, is_error, coalesce(is_sidechain, false), $source_id, source_offset, $import_id
+FROM new_events;

@@ -1,0 +1,55 @@
+-- Global dedup of model calls (DESIGN §4), applied to the union of the catalog's
+-- current winners and the batch's candidates, for the affected message ids only:
+--   * a message id that has any non-sidechain copy drops its sidechain copies;
+--   * a message id whose copies are all sidechain keeps exactly one;
+--   * otherwise one row per call_id (message id, request id): the largest total wins,
+--     an existing row wins ties (so replays change nothing).
+-- Winners(old ∪ new) = Winners(Winners(old) ∪ new), so running it batch by batch gives
+-- the same catalog as one global pass. Parameters: $workspace, $source_id, $import_id
+CREATE OR REPLACE TEMP TABLE usage_candidates AS
+SELECT call_id, provider, session_id, message_id, request_id, coalesce(is_sidechain, false) AS is_sidechain,
+       ts, model, input_tokens, cache_write_tokens, cache_write_1h_tokens, cache_read_tokens,
+       output_tokens, reasoning_tokens, total_tokens, $source_id AS source_id, source_offset, $import_id AS import_id,
+       false AS existing
+FROM batch_usage
+UNION ALL BY NAME
+SELECT u.call_id, u.provider, u.session_id, u.message_id, u.request_id, u.is_sidechain, u.ts, u.model,
+       u.input_tokens, u.cache_write_tokens, u.cache_write_1h_tokens, u.cache_read_tokens,
+       u.output_tokens, u.reasoning_tokens, u.total_tokens, u.source_id, u.source_offset, u.import_id,
+       true AS existing
+FROM usage u
+WHERE u.workspace = $workspace
+  AND (u.call_id IN (SELECT call_id FROM batch_usage)
+       OR (u.message_id IS NOT NULL AND (u.provider, u.message_id) IN
+           (SELECT provider, message_id FROM batch_usage WHERE message_id IS NOT NULL)));
+
+CREATE OR REPLACE TEMP TABLE usage_winners AS
+WITH scoped AS (
+    SELECT *,
+           bool_or(NOT is_sidechain) OVER msg AS has_main
+    FROM usage_candidates
+    WINDOW msg AS (PARTITION BY provider, coalesce(message_id, call_id))
+), kept AS (
+    SELECT * FROM scoped WHERE NOT (has_main AND is_sidechain)
+)
+SELECT * EXCLUDE (has_main)
+FROM kept
+QUALIFY row_number() OVER (
+    PARTITION BY CASE WHEN has_main THEN call_id ELSE provider || ':' || coalesce(message_id, call_id) END
+    ORDER BY total_tokens DESC, existing DESC, source_id, source_offset
+) = 1;
+
+DELETE FROM usage u
+WHERE u.workspace = $workspace
+  AND EXISTS (SELECT 1 FROM usage_candidates c
+              WHERE c.existing AND c.call_id = u.call_id AND c.source_id = u.source_id
+                AND c.source_offset = u.source_offset)
+  AND NOT EXISTS (SELECT 1 FROM usage_winners w
+                  WHERE w.existing AND w.call_id = u.call_id AND w.source_id = u.source_id
+                    AND w.source_offset = u.source_offset);
+
+INSERT INTO usage
+SELECT call_id, $workspace, provider, session_id, message_id, request_id, is_sidechain, ts, model,
+       input_tokens, cache_write_tokens, cache_write_1h_tokens, cache_read_tokens, output_tokens,
+       reasoning_tokens, total_tokens, source_id, source_offset, import_id
+FROM usage_winners WHERE NOT existing;

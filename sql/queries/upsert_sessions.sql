@@ -1,0 +1,34 @@
+-- Merge session metadata hints and aggregates of the newly inserted events into
+-- `sessions`: earliest start, latest update, counts added, and a null never erases a
+-- known value. Parameters: $workspace, $provider
+INSERT INTO sessions AS s (workspace, provider, session_id, parent_session_id, project_path,
+                           title, title_rank, git_branch, cli_version, started_at, updated_at,
+                           prompts, events, tool_calls)
+SELECT $workspace, $provider, k.session_id, h.parent_session_id, h.project_path, h.title, h.title_rank,
+       h.git_branch, h.cli_version, a.started_at, a.updated_at,
+       coalesce(a.prompts, 0), coalesce(a.events, 0), coalesce(a.tool_calls, 0)
+FROM (SELECT session_id FROM batch_sessions UNION SELECT session_id FROM new_events) k
+LEFT JOIN batch_sessions h USING (session_id)
+LEFT JOIN (
+    SELECT session_id, min(ts) AS started_at, max(ts) AS updated_at,
+           count(*) FILTER (kind = 'prompt') AS prompts,
+           count(*) AS events,
+           count(*) FILTER (kind = 'tool_call') AS tool_calls
+    FROM new_events GROUP BY session_id
+) a USING (session_id)
+ON CONFLICT (workspace, provider, session_id) DO UPDATE SET
+    parent_session_id = coalesce(s.parent_session_id, excluded.parent_session_id),
+    project_path      = coalesce(s.project_path, excluded.project_path),
+    title             = CASE WHEN excluded.title IS NOT NULL
+                              AND coalesce(excluded.title_rank, 0) >= coalesce(s.title_rank, -1)
+                             THEN excluded.title ELSE s.title END,
+    title_rank        = CASE WHEN excluded.title IS NOT NULL
+                              AND coalesce(excluded.title_rank, 0) >= coalesce(s.title_rank, -1)
+                             THEN excluded.title_rank ELSE s.title_rank END,
+    git_branch        = coalesce(excluded.git_branch, s.git_branch),
+    cli_version       = coalesce(excluded.cli_version, s.cli_version),
+    started_at        = least(s.started_at, excluded.started_at),
+    updated_at        = greatest(s.updated_at, excluded.updated_at),
+    prompts           = s.prompts + excluded.prompts,
+    events            = s.events + excluded.events,
+    tool_calls        = s.tool_calls + excluded.tool_calls;

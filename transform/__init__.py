@@ -1,0 +1,1 @@
+"""Transform: pure functions from raw Arrow tables to catalog-shaped ones."""

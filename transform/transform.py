@@ -1,0 +1,137 @@
+"""The transform runner: raw extract tables → catalog-shaped tables for one batch.
+
+Pure: no I/O, no catalog access. Cross-batch and cross-run work (global usage dedup,
+session aggregates) is set work the load stage does in SQL against the catalog.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import polars as pl
+import pyarrow as pa
+
+from agentlake.extract.rows import RawTables
+
+from .identity import with_id
+from .redact import redact
+
+EVENT_KINDS: Final = ("prompt", "response", "reasoning", "tool_call", "tool_result", "summary", "system")
+
+_ISO_Z: Final = "%Y-%m-%dT%H:%M:%S%.fZ"
+_ISO_OFFSET: Final = "%Y-%m-%dT%H:%M:%S%.f%:z"
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogRows:
+    """One batch in catalog shape (without ``workspace``/``source_id``/``import_id``,
+    which the load stage binds)."""
+
+    events: pa.Table
+    usage: pa.Table
+    sessions: pa.Table
+
+
+def utc_timestamp(column: pl.Expr) -> pl.Expr:
+    """ISO-8601 text (``Z`` or ``±hh:mm``) → UTC timestamp; unparsable → null."""
+    return pl.coalesce(
+        column.str.to_datetime(_ISO_Z, time_unit="us", strict=False).dt.replace_time_zone("UTC"),
+        column.str.to_datetime(_ISO_OFFSET, time_unit="us", strict=False).dt.convert_time_zone("UTC"),
+    )
+
+
+def event_kind(block_type: pl.Expr, role: pl.Expr) -> pl.Expr:
+    """Classify a raw block into one of :data:`EVENT_KINDS`."""
+    prose = (
+        pl.when(role == "user").then(pl.lit("prompt"))
+        .when(role == "assistant").then(pl.lit("response"))
+        .otherwise(pl.lit("system"))
+    )  # fmt: skip
+    return (
+        pl.when(block_type.is_in(["text", "image"])).then(prose)
+        .when(block_type == "thinking").then(pl.lit("reasoning"))
+        .when(block_type == "tool_use").then(pl.lit("tool_call"))
+        .when(block_type == "tool_result").then(pl.lit("tool_result"))
+        .when(block_type == "summary").then(pl.lit("summary"))
+        .otherwise(pl.lit("system"))
+    )  # fmt: skip
+
+
+def normalize_events(raw: pa.Table, provider: str) -> pa.Table:
+    """Events with deterministic ids, UTC timestamps, kinds and redacted text."""
+    frame = pl.from_arrow(raw)
+    assert isinstance(frame, pl.DataFrame)
+    frame = with_id(frame, "event_id", provider, ["session_id", "native_id", "block_index"])
+    frame = frame.select(
+        "event_id",
+        pl.lit(provider).alias("provider"),
+        "session_id",
+        (pl.col("source_offset") * 1000 + pl.col("block_index")).alias("seq"),
+        utc_timestamp(pl.col("ts")).alias("ts"),
+        event_kind(pl.col("block_type"), pl.col("role")).alias("kind"),
+        "role",
+        "model",
+        redact(pl.col("text")).alias("text"),
+        "tool_name",
+        "tool_call_id",
+        redact(pl.col("tool_input")).alias("tool_input"),
+        "is_error",
+        "is_sidechain",
+        "source_offset",
+    )
+    # A batch can hold the same native event twice (a file that repeats a line).
+    return frame.unique("event_id", keep="first", maintain_order=True).to_arrow()
+
+
+def normalize_usage(raw: pa.Table, provider: str) -> pa.Table:
+    """Usage candidates with a ``call_id``, UTC ``ts`` and ``total_tokens``, reduced to
+    the largest copy per call within the batch. Candidates without a parsable timestamp
+    are not countable calls (they cannot be put on a day) and are dropped."""
+    frame = pl.from_arrow(raw)
+    assert isinstance(frame, pl.DataFrame)
+    frame = frame.with_columns(
+        pl.when(pl.col("message_id").is_not_null())
+        .then(pl.lit("m"))
+        .otherwise(pl.col("session_id"))
+        .alias("_scope"),
+        pl.when(pl.col("message_id").is_not_null())
+        .then(pl.col("request_id"))
+        .otherwise(pl.col("native_id"))
+        .alias("_key"),
+    )
+    frame = with_id(frame, "call_id", provider, ["_scope", "message_id", "_key"])
+    tokens = ["input_tokens", "cache_write_tokens", "cache_read_tokens", "output_tokens"]
+    frame = (
+        frame.with_columns(
+            utc_timestamp(pl.col("ts")).alias("ts"),
+            pl.sum_horizontal(tokens).alias("total_tokens"),
+            pl.lit(provider).alias("provider"),
+        )
+        .filter(pl.col("ts").is_not_null())
+        .sort(["total_tokens", "source_offset"], descending=[True, False])
+        .unique("call_id", keep="first", maintain_order=True)
+        .select(
+            "call_id", "provider", "session_id", "message_id", "request_id", "is_sidechain",
+            "ts", "model", "input_tokens", "cache_write_tokens", "cache_write_1h_tokens",
+            "cache_read_tokens", "output_tokens", "reasoning_tokens", "total_tokens",
+            "source_offset",
+        )  # fmt: skip
+    )
+    return frame.to_arrow()
+
+
+def normalize_sessions(raw: pa.Table) -> pa.Table:
+    """Session metadata hints with redacted titles."""
+    frame = pl.from_arrow(raw)
+    assert isinstance(frame, pl.DataFrame)
+    return frame.with_columns(redact(pl.col("title")).alias("title")).to_arrow()
+
+
+def transform_batch(raw: RawTables, *, provider: str) -> CatalogRows:
+    """Normalize one raw batch of ``provider``."""
+    return CatalogRows(
+        events=normalize_events(raw.events, provider),
+        usage=normalize_usage(raw.usage, provider),
+        sessions=normalize_sessions(raw.sessions),
+    )
