@@ -32,7 +32,7 @@ from .run import ImportOptions, ImportResult, default_home, plan_import, run_imp
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="agentlake: import AI coding agents' transcripts into one DuckDB catalog.")
 out = Console(soft_wrap=True)
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 T = TypeVar("T")
 
 CatalogOpt = Annotated[Path | None, typer.Option("--catalog", help="Catalog file [env AGENTLAKE_CATALOG].")]
@@ -241,6 +241,12 @@ def import_(
                 f"{totals['rejected']:,} rejected in {result.seconds:.2f}s",
                 highlight=False,
             )
+        for s in result.sources:
+            for line in s.reject_lines():
+                err.print(f"rejected: {line}", highlight=False, soft_wrap=True)
+            if s.rejected > len(s.reject_samples):
+                err.print(f"rejected: {s.planned.path}: {s.rejected - len(s.reject_samples)} more; "
+                          "see the rejects table", highlight=False, soft_wrap=True)  # fmt: skip
         for s in result.refused:
             err.print(f"refused: {s.planned.code or 'SCHEMA_DRIFT'}: {s.planned.path}: {s.message}", highlight=False)
         return result.exit_code

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlake.extract.extract import ExtractLimits, extract_source
+from agentlake.extract.jsonl import Reject
 from agentlake.extract.providers import ProviderSpec, by_id
 from agentlake.load.catalog import open_for_read, open_for_write
 from agentlake.load.checkpoint import load_checkpoints, window_digest
@@ -27,6 +28,9 @@ from agentlake.transform.transform import transform_batch
 from .errors import SourceError
 from .plan import Plan, PlannedSource, make_plan, select_providers
 from .progress import NullReporter, Reporter
+
+
+REJECT_SAMPLES = 20  # rejects per source reported back line by line (all are in `rejects`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +62,15 @@ class SourceOutcome:
     bytes: int = 0
     pending_bytes: int = 0
     message: str | None = None
+    reject_samples: list[Reject] = field(default_factory=list)
+
+    def reject_lines(self) -> list[str]:
+        """One line per sampled reject: file, offset, reason and remedy."""
+        return [
+            f"{self.planned.path}:{r.offset}: {r.reason}: {r.detail} ({r.length} bytes skipped; "
+            "the rest of the file was imported)"
+            for r in self.reject_samples
+        ]
 
 
 @dataclass(slots=True)
@@ -196,6 +209,9 @@ def _run_source(
             outcome.events += committed.new_events
             outcome.usage += committed.new_usage
             outcome.rejected += committed.rejects
+            room = REJECT_SAMPLES - len(outcome.reject_samples)
+            if room > 0:
+                outcome.reject_samples.extend(batch.rejects[:room])
             outcome.bytes += batch.end_offset - offset
             reporter.advanced(planned, batch.end_offset - offset)
             offset = batch.end_offset

@@ -1,0 +1,37 @@
+"""Helpers for end-to-end tests: catalog snapshots compared table by table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+# Columns that legitimately differ between two imports of the same data.
+VOLATILE = {"import_id", "last_import_id", "started_at", "ended_at", "applied_at"}
+TABLES = ("sources", "sessions", "events", "usage", "rejects")
+
+
+def snapshot(catalog: Path, tables: tuple[str, ...] = TABLES, *, keep_paths: bool = True) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of each table, sorted, without run-dependent columns."""
+    con = duckdb.connect(str(catalog), read_only=True)
+    try:
+        out: dict[str, list[tuple[Any, ...]]] = {}
+        for table in tables:
+            cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
+            keep = [c for c in cols if c not in VOLATILE and (keep_paths or c != "path")]
+            select = ", ".join(f'CAST("{c}" AS VARCHAR)' for c in keep)
+            out[table] = sorted(con.execute(f"SELECT {select} FROM {table}").fetchall(), key=repr)
+        return out
+    finally:
+        con.close()
+
+
+def scalar(catalog: Path, query: str, params: list[Any] | None = None) -> Any:
+    """The single value of ``query``."""
+    con = duckdb.connect(str(catalog), read_only=True)
+    try:
+        row = con.execute(query, params or []).fetchone()
+        return None if row is None else row[0]
+    finally:
+        con.close()

@@ -1,0 +1,146 @@
+"""End-to-end imports through the real CLI: idempotency, appends, receipts."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agentlake.demo import generate_claude_home
+from tests.conftest import CliRunner
+
+from .helpers import scalar, snapshot
+
+
+@pytest.fixture(scope="module")
+def demo_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    generate_claude_home(home)
+    return home
+
+
+def _import(run_cli: CliRunner, home: Path, catalog: Path, *extra: str) -> dict[str, object]:
+    proc = run_cli("import", "--home", home, "--catalog", catalog, "--json", *extra)
+    assert proc.returncode == 0, proc.stderr
+    doc: dict[str, object] = json.loads(proc.stdout)
+    return doc
+
+
+def test_second_import_changes_nothing_and_opens_no_transcript(run_cli: CliRunner, demo_home: Path, catalog: Path) -> None:
+    first = _import(run_cli, demo_home, catalog)
+    totals = first["totals"]
+    assert isinstance(totals, dict)
+    assert totals["events"] > 0 and totals["usage_rows"] > 0
+    before = snapshot(catalog)
+    second = _import(run_cli, demo_home, catalog)
+    t2 = second["totals"]
+    assert isinstance(t2, dict)
+    assert t2["sources_opened"] == 0
+    assert t2["sources_unchanged"] == t2["sources_seen"] == totals["sources_seen"]
+    assert t2["records"] == t2["events"] == t2["usage_rows"] == 0
+    assert snapshot(catalog) == before
+    assert scalar(catalog, "SELECT count(*) FROM imports WHERE status = 'ok'") == 2
+
+
+def test_append_adds_exactly_the_new_lines(run_cli: CliRunner, demo_home: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(demo_home, home)
+    catalog = tmp_path / "c.duckdb"
+    files = sorted((home / ".claude" / "projects").rglob("*.jsonl"))
+    target = max(files, key=lambda p: p.stat().st_size)
+    lines = target.read_bytes().splitlines(keepends=True)
+    # Import the first half, then append the rest: the result must equal a clean import.
+    half = len(lines) // 2
+    target.write_bytes(b"".join(lines[:half]))
+    _import(run_cli, home, catalog)
+    events_before = scalar(catalog, "SELECT count(*) FROM events")
+    with target.open("ab") as fh:
+        fh.write(b"".join(lines[half:]))
+    doc = _import(run_cli, home, catalog)
+    totals = doc["totals"]
+    assert isinstance(totals, dict)
+    assert totals["sources_opened"] == 1
+    assert totals["records"] == len(lines) - half
+    assert scalar(catalog, "SELECT count(*) FROM events") == events_before + totals["events"]
+
+    clean = tmp_path / "clean.duckdb"
+    _import(run_cli, home, clean)
+    assert snapshot(catalog, ("events", "usage", "rejects")) == snapshot(clean, ("events", "usage", "rejects"))
+    sessions = ("SELECT session_id, started_at::VARCHAR, updated_at::VARCHAR, prompts, events, tool_calls, title, project_path "
+                "FROM sessions ORDER BY 1")  # fmt: skip
+    assert _rows(catalog, sessions) == _rows(clean, sessions)
+
+
+def _rows(catalog: Path, query: str) -> list[tuple[object, ...]]:
+    import duckdb
+
+    con = duckdb.connect(str(catalog), read_only=True)
+    try:
+        return con.execute(query).fetchall()
+    finally:
+        con.close()
+
+
+def test_dry_run_writes_nothing(run_cli: CliRunner, demo_home: Path, catalog: Path) -> None:
+    proc = run_cli("import", "--home", demo_home, "--catalog", catalog, "--dry-run", "--json")
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(proc.stdout)
+    assert plan["sources"] and all(s["continuity"] == "new" for s in plan["sources"])
+    assert plan["bytes_to_read"] == sum(p.stat().st_size for p in demo_home.rglob("*.jsonl"))
+    assert not catalog.exists()
+
+
+def test_sources_lists_the_plan(run_cli: CliRunner, demo_home: Path, catalog: Path) -> None:
+    _import(run_cli, demo_home, catalog)
+    proc = run_cli("sources", "--home", demo_home, "--catalog", catalog, "--json")
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(proc.stdout)
+    assert {s["continuity"] for s in plan["sources"]} == {"unchanged"}
+    subagents = [s for s in plan["sources"] if "/subagents/" in s["path"]]
+    assert subagents, "the demo home has subagent transcripts"
+
+
+def test_subagent_is_its_own_session_linked_to_its_parent(run_cli: CliRunner, demo_home: Path, catalog: Path) -> None:
+    _import(run_cli, demo_home, catalog)
+    proc = run_cli("sql", "SELECT session_id, parent_session_id FROM sessions WHERE session_id LIKE 'agent-%'",
+                   "--catalog", catalog, "--json")  # fmt: skip
+    rows = json.loads(proc.stdout)["rows"]
+    assert rows and all(r["parent_session_id"] for r in rows)
+    parents = json.loads(run_cli("sql", "SELECT session_id FROM sessions", "--catalog", catalog, "--json").stdout)["rows"]
+    known = {r["session_id"] for r in parents}
+    assert all(r["parent_session_id"] in known for r in rows)
+
+
+def test_workspaces_are_separate(run_cli: CliRunner, demo_home: Path, catalog: Path) -> None:
+    _import(run_cli, demo_home, catalog)
+    _import(run_cli, demo_home, catalog, "--workspace", "other")
+    for ws in ("default", "other"):
+        proc = run_cli("sql", "SELECT count(*) AS n, count(DISTINCT workspace) AS w FROM events",
+                       "--catalog", catalog, "--workspace", ws, "--json")  # fmt: skip
+        row = json.loads(proc.stdout)["rows"][0]
+        assert row["w"] == 1 and row["n"] == scalar(catalog, "SELECT count(*) FROM events WHERE workspace = ?", [ws])
+    empty = run_cli("sql", "SELECT count(*) AS n FROM usage", "--catalog", catalog, "--workspace", "nobody", "--json")
+    assert json.loads(empty.stdout)["rows"][0]["n"] == 0
+
+
+def test_reports_and_search(run_cli: CliRunner, demo_home: Path, catalog: Path) -> None:
+    _import(run_cli, demo_home, catalog)
+    daily = json.loads(run_cli("report", "daily", "--catalog", catalog, "--json").stdout)["daily"]
+    assert sum(r["total_tokens"] for r in daily) == scalar(catalog, "SELECT sum(total_tokens) FROM usage")
+    monthly = json.loads(run_cli("report", "monthly", "--catalog", catalog, "--json").stdout)["monthly"]
+    assert sum(r["calls"] for r in monthly) == sum(r["calls"] for r in daily)
+    tokyo = json.loads(run_cli("report", "daily", "--tz", "Asia/Tokyo", "--catalog", catalog, "--json").stdout)["daily"]
+    assert sum(r["total_tokens"] for r in tokyo) == sum(r["total_tokens"] for r in daily)
+    first_day = min(r["period"] for r in daily)
+    bounded = json.loads(run_cli("report", "daily", "--since", first_day, "--until", first_day,
+                                 "--catalog", catalog, "--json").stdout)["daily"]  # fmt: skip
+    assert bounded and {r["period"] for r in bounded} == {first_day}
+    csv_out = run_cli("report", "session", "--catalog", catalog, "--csv").stdout.splitlines()
+    assert csv_out[0].startswith("provider,session_id") and len(csv_out) > 1
+    hits = json.loads(run_cli("search", "cache bug", "--catalog", catalog, "--json").stdout)["hits"]
+    assert hits and "cache" in hits[0]["snippet"].lower()
+    assert hits == sorted(hits, key=lambda h: -h["score"])
+    bad = run_cli("report", "daily", "--tz", "Mars/Olympus", "--catalog", catalog)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
