@@ -1,0 +1,49 @@
+"""Canary credentials planted in prompts, tool inputs and tool outputs appear nowhere in
+the catalog — not in any column, and not in the raw bytes of the DuckDB file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from agentlake.demo import generate_claude_home
+from tests.conftest import CliRunner
+
+# Synthetic, well-formed credentials (never real ones).
+CANARIES = (
+    "sk-ant-api03-CANARYa1b2c3d4e5f6g7h8i9j0",
+    "AKIACANARY1234567890",
+    "ghp_CANARYabcdefghijklmnopqrstuvwxyz0123",
+    "xoxb-CANARY-1234567890-abcdefghij",
+)
+
+
+def test_canaries_never_reach_the_catalog(run_cli: CliRunner, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    generate_claude_home(home, sessions=4, canaries=CANARIES)
+    raw = b"".join(p.read_bytes() for p in home.rglob("*.jsonl"))
+    for canary in CANARIES:
+        assert raw.count(canary.encode()) >= 3, "the generator plants each canary in prompt, tool input and output"
+    catalog = tmp_path / "c.duckdb"
+    proc = run_cli("import", "--home", home, "--catalog", catalog)
+    assert proc.returncode == 0, proc.stderr
+
+    con = duckdb.connect(str(catalog))
+    redacted = con.execute("SELECT count(*) FROM events WHERE text LIKE '%[REDACTED:%' OR "
+                           "CAST(tool_input AS VARCHAR) LIKE '%[REDACTED:%'").fetchone()  # fmt: skip
+    assert redacted is not None and redacted[0] >= len(CANARIES)
+    kinds = {r[0] for r in con.execute("SELECT DISTINCT kind FROM events WHERE text LIKE '%[REDACTED:%' "
+                                       "OR CAST(tool_input AS VARCHAR) LIKE '%[REDACTED:%'").fetchall()}  # fmt: skip
+    assert {"prompt", "tool_call", "tool_result"} <= kinds
+    con.execute("CHECKPOINT")
+    con.close()
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("c.duckdb*") if p.is_file())
+    for canary in CANARIES:
+        assert canary.encode() not in stored
+        # a fragment long enough to identify the secret must not survive either
+        assert canary[-12:].encode() not in stored
+
+    for canary in CANARIES:
+        hits = run_cli("search", canary[-12:], "--catalog", catalog, "--json")
+        assert hits.returncode == 0 and '"hits": []' in hits.stdout
