@@ -1,7 +1,9 @@
-"""The load runner: one DuckDB transaction per batch, data and checkpoint together.
+"""The load runner: one DuckDB transaction per commit, data and checkpoints together.
 
-:class:`CatalogWriter` is the only code that writes the catalog during an import.
-Set work (identity anti-joins, global usage dedup, session aggregate merges) is SQL in
+:class:`CatalogWriter` is the only code that writes the catalog during an import. A
+commit holds one or more :class:`Piece` s (consecutive batches of one or more sources);
+their rows and every touched source's checkpoint land in the same transaction. Set work
+(identity anti-joins, global usage dedup, session aggregate merges) is SQL in
 ``sql/queries``; Python only binds Arrow tables and parameters.
 """
 
@@ -22,12 +24,11 @@ from agentlake.extract.sources import SourceFile
 from agentlake.transform.transform import CatalogRows
 
 from .catalog import load_fts, run_script
-from .checkpoint import Checkpoint
 
 
 @dataclass(frozen=True, slots=True)
 class CommitResult:
-    """What one committed batch changed."""
+    """What one commit changed for one source."""
 
     new_events: int
     new_usage: int
@@ -49,24 +50,16 @@ class SourceState:
     refusal: str | None = None
 
 
-_UPSERT_SOURCE = """
-INSERT INTO sources AS s (source_id, workspace, provider, path, device, inode, size_bytes, mtime_ns,
-    position_kind, committed_offset, prefix_digest, generation, adapter_version, policy_version,
-    continuity, status, refusal, records, rejected, last_import_id)
-VALUES ($source_id, $workspace, $provider, $path, $device, $inode, $size, $mtime, $kind, $offset,
-    $digest, $generation, $adapter_version, $policy_version, $continuity, $status, $refusal,
-    $records, $rejected, $import_id)
-ON CONFLICT (workspace, source_id) DO UPDATE SET
-    path = excluded.path, device = excluded.device, inode = excluded.inode,
-    size_bytes = excluded.size_bytes, mtime_ns = excluded.mtime_ns,
-    committed_offset = excluded.committed_offset, prefix_digest = excluded.prefix_digest,
-    generation = excluded.generation, adapter_version = excluded.adapter_version,
-    policy_version = excluded.policy_version, continuity = excluded.continuity,
-    status = excluded.status, refusal = excluded.refusal,
-    records = CASE WHEN excluded.generation = s.generation THEN s.records ELSE 0 END + excluded.records,
-    rejected = CASE WHEN excluded.generation = s.generation THEN s.rejected ELSE 0 END + excluded.rejected,
-    last_import_id = excluded.last_import_id
-"""
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """One batch of one source, ready to commit: rows (``None`` for a checkpoint-only
+    update), rejects, the checkpoint after it, and how many records it covered."""
+
+    state: SourceState
+    rows: CatalogRows | None
+    rejects: list[Reject]
+    records: int
+    restart: bool = False
 
 
 def _now() -> datetime:
@@ -110,77 +103,62 @@ class CatalogWriter:
              "workspace": self.workspace, "import_id": import_id},
         )  # fmt: skip
 
-    # -- batches --------------------------------------------------------------------
-    def commit_batch(
-        self,
-        import_id: int,
-        rows: CatalogRows,
-        rejects: list[Reject],
-        state: SourceState,
-        *,
-        records: int,
-        restart: bool = False,
-    ) -> CommitResult:
-        """Append one batch and move its source's checkpoint, in one transaction.
-
-        ``restart`` (first batch of a new generation) first removes what earlier
-        generations of this source wrote.
-        """
+    # -- commits --------------------------------------------------------------------
+    def commit(self, import_id: int, pieces: list[Piece]) -> dict[str, CommitResult]:
+        """Append the rows of ``pieces`` and move each source's checkpoint, all in one
+        transaction. Returns what was new, per source id."""
         con = self.con
-        src = state.source
-        params = {"workspace": self.workspace, "source_id": src.source_id, "import_id": import_id,
-                  "provider": src.provider}  # fmt: skip
-        con.register("batch_events", rows.events)
-        con.register("batch_usage", rows.usage)
-        con.register("batch_sessions", rows.sessions)
+        params = {"workspace": self.workspace, "import_id": import_id}
+        data = [p.rows for p in pieces if p.rows is not None]
+        tables: dict[str, pa.Table] = {
+            "batch_rejects": _rejects_table(pieces),
+            "batch_sources": _sources_table(pieces, self.workspace, import_id),
+        }
+        if data:
+            tables["batch_events"] = pa.concat_tables([r.events for r in data])
+            tables["batch_usage"] = pa.concat_tables([r.usage for r in data])
+            tables["batch_sessions"] = pa.concat_tables([r.sessions for r in data])
+        for name, table in tables.items():
+            con.register(name, table)
+        new_events: dict[str, int] = {}
+        new_usage: dict[str, int] = {}
         try:
             con.execute("BEGIN")
-            if restart:
-                self._forget_source(src.source_id)
-            run_script(con, sql.query("insert_new_events"), params)
-            new_events = _count(con, "SELECT count(*) FROM new_events")
-            run_script(con, sql.query("upsert_sessions"), params)
-            before = _count(con, "SELECT count(*) FROM usage WHERE workspace = ?", [self.workspace])
-            if rows.usage.num_rows:
-                run_script(con, sql.query("merge_usage"), params)
-            after = _count(con, "SELECT count(*) FROM usage WHERE workspace = ?", [self.workspace])
-            if rejects:
-                con.register("batch_rejects", _rejects_table(rejects))
+            for piece in pieces:
+                if piece.restart:
+                    self._forget_source(piece.state.source.source_id)
+            if data:
+                run_script(con, sql.query("insert_new_events"), params)
+                new_events = _counts(con, "SELECT source_id, count(*) FROM new_events GROUP BY ALL")
+                run_script(con, sql.query("upsert_sessions"), params)
+                if tables["batch_usage"].num_rows:
+                    run_script(con, sql.query("merge_usage"), params)
+                    new_usage = _counts(con, "SELECT source_id, count(*) FROM usage_winners WHERE NOT existing GROUP BY ALL")
+            if tables["batch_rejects"].num_rows:
                 con.execute(
-                    'INSERT INTO rejects SELECT $workspace, $source_id, "offset", length, reason, detail, $import_id '
-                    "FROM batch_rejects",
-                    {k: params[k] for k in ("workspace", "source_id", "import_id")},
+                    'INSERT INTO rejects SELECT $workspace, source_id, "offset", length, reason, detail, '
+                    "$import_id FROM batch_rejects",
+                    params,
                 )
-            self._upsert_source(import_id, state, records=records, rejected=len(rejects))
+            con.execute(sql.query("upsert_sources"))
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
             raise
         finally:
-            for name in ("batch_events", "batch_usage", "batch_sessions", "batch_rejects"):
+            for name in tables:
                 con.unregister(name)
-        return CommitResult(new_events, after - before, len(rejects))
+        results: dict[str, CommitResult] = {}
+        for piece in pieces:
+            sid = piece.state.source.source_id
+            prior = results.get(sid)
+            results[sid] = CommitResult(new_events.get(sid, 0), new_usage.get(sid, 0),
+                                        len(piece.rejects) + (prior.rejects if prior else 0))  # fmt: skip
+        return results
 
     def save_source(self, import_id: int, state: SourceState) -> None:
         """Record a source's state without data (refused, touched, or new but empty)."""
-        self.con.execute("BEGIN")
-        self._upsert_source(import_id, state, records=0, rejected=0)
-        self.con.execute("COMMIT")
-
-    def _upsert_source(self, import_id: int, state: SourceState, *, records: int, rejected: int) -> None:
-        src = state.source
-        self.con.execute(
-            _UPSERT_SOURCE,
-            {
-                "source_id": src.source_id, "workspace": self.workspace, "provider": src.provider,
-                "path": str(src.path), "device": src.device, "inode": src.inode, "size": src.size,
-                "mtime": src.mtime_ns, "kind": src.position_kind, "offset": state.committed_offset,
-                "digest": state.prefix_digest, "generation": state.generation,
-                "adapter_version": state.adapter_version, "policy_version": state.policy_version,
-                "continuity": state.continuity, "status": state.status, "refusal": state.refusal,
-                "records": records, "rejected": rejected, "import_id": import_id,
-            },
-        )  # fmt: skip
+        self.commit(import_id, [Piece(state, None, [], 0)])
 
     def _forget_source(self, source_id: str) -> None:
         """Remove a source's rows before re-reading it as a new generation, and
@@ -220,17 +198,56 @@ class CatalogWriter:
         return time.perf_counter() - started
 
 
-def _count(con: duckdb.DuckDBPyConnection, query: str, params: list[Any] | None = None) -> int:
-    row = con.execute(query, params or []).fetchone()
-    return int(row[0]) if row else 0
+def _counts(con: duckdb.DuckDBPyConnection, query: str) -> dict[str, int]:
+    return {str(k): int(v) for k, v in con.execute(query).fetchall()}
 
 
-def _rejects_table(rejects: list[Reject]) -> pa.Table:
+def _rejects_table(pieces: list[Piece]) -> pa.Table:
+    rejects = [(p.state.source.source_id, r) for p in pieces for r in p.rejects]
     return pa.table(
         {
-            "offset": pa.array([r.offset for r in rejects], pa.int64()),
-            "length": pa.array([r.length for r in rejects], pa.int64()),
-            "reason": pa.array([r.reason for r in rejects], pa.string()),
-            "detail": pa.array([r.detail for r in rejects], pa.string()),
+            "source_id": pa.array([sid for sid, _ in rejects], pa.string()),
+            "offset": pa.array([r.offset for _, r in rejects], pa.int64()),
+            "length": pa.array([r.length for _, r in rejects], pa.int64()),
+            "reason": pa.array([r.reason for _, r in rejects], pa.string()),
+            "detail": pa.array([r.detail for _, r in rejects], pa.string()),
         }
     )
+
+
+_SOURCES_SCHEMA = pa.schema(
+    [
+        ("source_id", pa.string()), ("workspace", pa.string()), ("provider", pa.string()),
+        ("path", pa.string()), ("device", pa.uint64()), ("inode", pa.uint64()),
+        ("size_bytes", pa.int64()), ("mtime_ns", pa.int64()), ("position_kind", pa.string()),
+        ("committed_offset", pa.int64()), ("prefix_digest", pa.string()), ("generation", pa.int32()),
+        ("adapter_version", pa.string()), ("policy_version", pa.int32()), ("continuity", pa.string()),
+        ("status", pa.string()), ("refusal", pa.string()), ("records", pa.int64()),
+        ("rejected", pa.int64()), ("last_import_id", pa.int64()),
+    ]
+)  # fmt: skip
+
+
+def _sources_table(pieces: list[Piece], workspace: str, import_id: int) -> pa.Table:
+    """One row per source: its last piece's checkpoint, records and rejects summed."""
+    last: dict[str, Piece] = {}
+    records: dict[str, int] = {}
+    rejected: dict[str, int] = {}
+    for p in pieces:
+        sid = p.state.source.source_id
+        last[sid] = p
+        records[sid] = records.get(sid, 0) + p.records
+        rejected[sid] = rejected.get(sid, 0) + len(p.rejects)
+    rows: list[dict[str, Any]] = []
+    for sid, p in last.items():
+        st, src = p.state, p.state.source
+        rows.append({
+            "source_id": sid, "workspace": workspace, "provider": src.provider, "path": str(src.path),
+            "device": src.device, "inode": src.inode, "size_bytes": src.size, "mtime_ns": src.mtime_ns,
+            "position_kind": src.position_kind, "committed_offset": st.committed_offset,
+            "prefix_digest": st.prefix_digest, "generation": st.generation,
+            "adapter_version": st.adapter_version, "policy_version": st.policy_version,
+            "continuity": st.continuity, "status": st.status, "refusal": st.refusal,
+            "records": records[sid], "rejected": rejected[sid], "last_import_id": import_id,
+        })  # fmt: skip
+    return pa.Table.from_pylist(rows, schema=_SOURCES_SCHEMA)

@@ -16,7 +16,7 @@ line, assistant replies streamed as one line per content block (all repeating th
 last chunk), tool results as ``user`` lines, sidechain subagent files, compaction
 boundaries, resumed sessions that re-copy earlier lines, and the metadata line types
 (``summary``, ``ai-title``, ``last-prompt``, ``queue-operation``,
-``file-history-snapshot``, ``custom-title``, ``permission-mode``, ``system``,
+``file-history-snapshot``, ``custom-title``, ``mode``, ``permission-mode``, ``system``,
 ``attachment``, ``progress``).
 
 ``toolUseResult`` carries only metadata (Claude Code may also repeat the tool output
@@ -1195,6 +1195,7 @@ class _Generator:
             copies=[] if plan.resume else None,
             permission_mode=plan.permission_mode,
         )
+        self.meta(th, {"type": "mode", "mode": "normal", "sessionId": th.session_id})
         if plan.permission_mode != "default":
             self.meta(
                 th,

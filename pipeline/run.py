@@ -21,7 +21,7 @@ from agentlake.extract.jsonl import Reject
 from agentlake.extract.providers import ProviderSpec, by_id
 from agentlake.load.catalog import open_for_read, open_for_write
 from agentlake.load.checkpoint import load_checkpoints, window_digest
-from agentlake.load.load import CatalogWriter, SourceState
+from agentlake.load.load import CatalogWriter, Piece, SourceState
 from agentlake.transform.redact import POLICY_VERSION
 from agentlake.transform.transform import transform_batch
 
@@ -143,8 +143,10 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
         reporter.planned(plan)
         import_id = writer.begin_import()
         result = ImportResult(import_id, plan)
+        committer = _Committer(writer, import_id, reporter, options.limits.batch_lines)
         for planned in plan.sources:
-            result.sources.append(_run_source(writer, import_id, planned, options, reporter))
+            result.sources.append(_run_source(committer, planned, options))
+        committer.flush()
         if options.build_index and any(s.events for s in result.sources):
             reporter.phase("index")
             result.index_seconds = writer.rebuild_search_index()
@@ -172,59 +174,92 @@ def _state(planned: PlannedSource, spec: ProviderSpec, offset: int, digest: str 
     )  # fmt: skip
 
 
-def _run_source(
-    writer: CatalogWriter, import_id: int, planned: PlannedSource, options: ImportOptions, reporter: Reporter
-) -> SourceOutcome:
+class _Committer:
+    """Groups consecutive pieces (small sources together, large ones batch by batch)
+    into commits of about ``max_records`` records, each one transaction."""
+
+    def __init__(self, writer: CatalogWriter, import_id: int, reporter: Reporter, max_records: int) -> None:
+        self.writer, self.import_id, self.reporter = writer, import_id, reporter
+        self.max_records = max_records
+        self.pending: list[tuple[Piece, SourceOutcome, int]] = []
+        self.records = 0
+
+    def add(self, piece: Piece, outcome: SourceOutcome, nbytes: int) -> None:
+        """Queue ``piece`` (covering ``nbytes`` of its source); commit when full."""
+        self.pending.append((piece, outcome, nbytes))
+        self.records += piece.records
+        if self.records >= self.max_records:
+            self.flush()
+
+    def flush(self) -> None:
+        """Commit everything queued."""
+        if not self.pending:
+            return
+        results = self.writer.commit(self.import_id, [p for p, _, _ in self.pending])
+        credited: set[str] = set()
+        for piece, outcome, nbytes in self.pending:
+            sid = piece.state.source.source_id
+            if sid not in credited:
+                credited.add(sid)
+                got = results[sid]
+                outcome.events += got.new_events
+                outcome.usage += got.new_usage
+                outcome.rejected += got.rejects
+            if nbytes:
+                self.reporter.advanced(outcome.planned, nbytes)
+        self.pending.clear()
+        self.records = 0
+
+
+def _run_source(committer: _Committer, planned: PlannedSource, options: ImportOptions) -> SourceOutcome:
     if planned.action == "skip":
+        outcome = SourceOutcome(planned, "unchanged")
         if planned.touched and planned.checkpoint is not None:
-            spec = by_id(planned.provider)
-            writer.save_source(import_id, _state(planned, spec, planned.checkpoint.committed_offset,
-                                                 planned.checkpoint.prefix_digest))  # fmt: skip
-        return SourceOutcome(planned, "unchanged")
+            state = _state(planned, by_id(planned.provider), planned.checkpoint.committed_offset,
+                           planned.checkpoint.prefix_digest)  # fmt: skip
+            committer.add(Piece(state, None, [], 0), outcome, 0)
+        return outcome
     if planned.action == "refuse":
+        outcome = SourceOutcome(planned, "refused", message=planned.message)
         if planned.source is not None and planned.checkpoint is not None:
             cp = planned.checkpoint
-            spec = by_id(planned.provider)
             # Keep the committed data and offset; remember why it is refused.
-            writer.save_source(import_id, _refused_state(planned, spec, cp.committed_offset, cp.prefix_digest,
-                                                         planned.message))  # fmt: skip
-        return SourceOutcome(planned, "refused", message=planned.message)
+            state = _refused_state(planned, by_id(planned.provider), cp.committed_offset, cp.prefix_digest,
+                                   planned.message)  # fmt: skip
+            committer.add(Piece(state, None, [], 0), outcome, 0)
+        return outcome
     spec = by_id(planned.provider)
-    assert planned.source is not None
+    source = planned.source
+    assert source is not None
     outcome = SourceOutcome(planned, "imported")
     offset = planned.start
     digest = planned.checkpoint.prefix_digest if planned.checkpoint and not planned.restart else None
     restart = planned.restart
     try:
-        for batch in extract_source(spec, planned.source, start=planned.start, stop=planned.stop,
-                                    limits=options.limits):  # fmt: skip
-            rows = transform_batch(batch.tables, provider=spec.id)
-            digest = window_digest(planned.source.path, batch.end_offset)
-            committed = writer.commit_batch(
-                import_id, rows, batch.rejects, _state(planned, spec, batch.end_offset, digest),
-                records=batch.records, restart=restart,
-            )
+        for batch in extract_source(spec, source, start=planned.start, stop=planned.stop, limits=options.limits):
+            rows = transform_batch(batch.tables, provider=spec.id, source_id=source.source_id)
+            digest = window_digest(source.path, batch.end_offset)
+            piece = Piece(_state(planned, spec, batch.end_offset, digest), rows, batch.rejects,
+                          batch.records, restart)  # fmt: skip
             restart = False
             outcome.records += batch.records
-            outcome.events += committed.new_events
-            outcome.usage += committed.new_usage
-            outcome.rejected += committed.rejects
+            outcome.bytes += batch.end_offset - offset
             room = REJECT_SAMPLES - len(outcome.reject_samples)
             if room > 0:
                 outcome.reject_samples.extend(batch.rejects[:room])
-            outcome.bytes += batch.end_offset - offset
-            reporter.advanced(planned, batch.end_offset - offset)
+            committer.add(piece, outcome, batch.end_offset - offset)
             offset = batch.end_offset
     except SourceError as exc:
-        writer.save_source(import_id, _refused_state(planned, spec, offset, digest, exc.message, "drift"))
+        state = _refused_state(planned, spec, offset, digest, exc.message, "drift")
+        committer.add(Piece(state, None, [], 0, restart), outcome, 0)
         outcome.status, outcome.message = "refused", exc.message
         return outcome
     if outcome.bytes == 0 and planned.start == offset:
         outcome.status = "empty" if planned.continuity == "new" else "unchanged"
-        writer.save_source(import_id, _state(planned, spec, offset, digest))
+        committer.add(Piece(_state(planned, spec, offset, digest), None, [], 0, restart), outcome, 0)
     outcome.pending_bytes = planned.stop - offset
     if outcome.pending_bytes:
-        reporter.advanced(planned, outcome.pending_bytes)
+        committer.reporter.advanced(planned, outcome.pending_bytes)
     return outcome
 
 

@@ -25,8 +25,8 @@ _ISO_OFFSET: Final = "%Y-%m-%dT%H:%M:%S%.f%:z"
 
 @dataclass(frozen=True, slots=True)
 class CatalogRows:
-    """One batch in catalog shape (without ``workspace``/``source_id``/``import_id``,
-    which the load stage binds)."""
+    """One batch in catalog shape (without ``workspace``/``import_id``, which the load
+    stage binds)."""
 
     events: pa.Table
     usage: pa.Table
@@ -58,7 +58,7 @@ def event_kind(block_type: pl.Expr, role: pl.Expr) -> pl.Expr:
     )  # fmt: skip
 
 
-def normalize_events(raw: pa.Table, provider: str) -> pa.Table:
+def normalize_events(raw: pa.Table, provider: str, source_id: str = "") -> pa.Table:
     """Events with deterministic ids, UTC timestamps, kinds and redacted text."""
     frame = pl.from_arrow(raw)
     assert isinstance(frame, pl.DataFrame)
@@ -78,13 +78,14 @@ def normalize_events(raw: pa.Table, provider: str) -> pa.Table:
         redact(pl.col("tool_input")).alias("tool_input"),
         "is_error",
         "is_sidechain",
+        pl.lit(source_id).alias("source_id"),
         "source_offset",
     )
     # A batch can hold the same native event twice (a file that repeats a line).
     return frame.unique("event_id", keep="first", maintain_order=True).to_arrow()
 
 
-def normalize_usage(raw: pa.Table, provider: str) -> pa.Table:
+def normalize_usage(raw: pa.Table, provider: str, source_id: str = "") -> pa.Table:
     """Usage candidates with a ``call_id``, UTC ``ts`` and ``total_tokens``, reduced to
     the largest copy per call within the batch. Candidates without a parsable timestamp
     are not countable calls (they cannot be put on a day) and are dropped."""
@@ -107,6 +108,7 @@ def normalize_usage(raw: pa.Table, provider: str) -> pa.Table:
             utc_timestamp(pl.col("ts")).alias("ts"),
             pl.sum_horizontal(tokens).alias("total_tokens"),
             pl.lit(provider).alias("provider"),
+            pl.lit(source_id).alias("source_id"),
         )
         .filter(pl.col("ts").is_not_null())
         .sort(["total_tokens", "source_offset"], descending=[True, False])
@@ -115,23 +117,25 @@ def normalize_usage(raw: pa.Table, provider: str) -> pa.Table:
             "call_id", "provider", "session_id", "message_id", "request_id", "is_sidechain",
             "ts", "model", "input_tokens", "cache_write_tokens", "cache_write_1h_tokens",
             "cache_read_tokens", "output_tokens", "reasoning_tokens", "total_tokens",
-            "source_offset",
+            "source_id", "source_offset",
         )  # fmt: skip
     )
     return frame.to_arrow()
 
 
-def normalize_sessions(raw: pa.Table) -> pa.Table:
+def normalize_sessions(raw: pa.Table, provider: str) -> pa.Table:
     """Session metadata hints with redacted titles."""
     frame = pl.from_arrow(raw)
     assert isinstance(frame, pl.DataFrame)
-    return frame.with_columns(redact(pl.col("title")).alias("title")).to_arrow()
+    return frame.with_columns(
+        pl.lit(provider).alias("provider"), redact(pl.col("title")).alias("title")
+    ).to_arrow()
 
 
-def transform_batch(raw: RawTables, *, provider: str) -> CatalogRows:
-    """Normalize one raw batch of ``provider``."""
+def transform_batch(raw: RawTables, *, provider: str, source_id: str = "") -> CatalogRows:
+    """Normalize one raw batch of ``provider`` read from ``source_id``."""
     return CatalogRows(
-        events=normalize_events(raw.events, provider),
-        usage=normalize_usage(raw.usage, provider),
-        sessions=normalize_sessions(raw.sessions),
+        events=normalize_events(raw.events, provider, source_id),
+        usage=normalize_usage(raw.usage, provider, source_id),
+        sessions=normalize_sessions(raw.sessions, provider),
     )

@@ -1,5 +1,5 @@
 -- Events of the batch not yet in the catalog (identity = event_id within a workspace).
--- Parameters: $workspace, $source_id, $import_id
+-- Parameters: $workspace, $import_id
 CREATE OR REPLACE TEMP TABLE new_events AS
 SELECT b.*
 FROM batch_events b
@@ -11,5 +11,6 @@ WHERE NOT EXISTS (
 );
 INSERT INTO events
 SELECT event_id, $workspace, provider, session_id, seq, ts, kind, role, model, text, tool_name,
-       tool_call_id, tool_input, is_error, coalesce(is_sidechain, false), $source_id, source_offset, $import_id
+       tool_call_id, tool_input, is_error, coalesce(is_sidechain, false), source_id, source_offset,
+       $import_id
 FROM new_events;

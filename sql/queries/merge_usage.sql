@@ -5,11 +5,11 @@
 --   * otherwise one row per call_id (message id, request id): the largest total wins,
 --     an existing row wins ties (so replays change nothing).
 -- Winners(old ∪ new) = Winners(Winners(old) ∪ new), so running it batch by batch gives
--- the same catalog as one global pass. Parameters: $workspace, $source_id, $import_id
+-- the same catalog as one global pass. Parameters: $workspace, $import_id
 CREATE OR REPLACE TEMP TABLE usage_candidates AS
 SELECT call_id, provider, session_id, message_id, request_id, coalesce(is_sidechain, false) AS is_sidechain,
        ts, model, input_tokens, cache_write_tokens, cache_write_1h_tokens, cache_read_tokens,
-       output_tokens, reasoning_tokens, total_tokens, $source_id AS source_id, source_offset, $import_id AS import_id,
+       output_tokens, reasoning_tokens, total_tokens, source_id, source_offset, $import_id AS import_id,
        false AS existing
 FROM batch_usage
 UNION ALL BY NAME

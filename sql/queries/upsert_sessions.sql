@@ -1,21 +1,21 @@
 -- Merge session metadata hints and aggregates of the newly inserted events into
 -- `sessions`: earliest start, latest update, counts added, and a null never erases a
--- known value. Parameters: $workspace, $provider
+-- known value. Parameters: $workspace
 INSERT INTO sessions AS s (workspace, provider, session_id, parent_session_id, project_path,
                            title, title_rank, git_branch, cli_version, started_at, updated_at,
                            prompts, events, tool_calls)
-SELECT $workspace, $provider, k.session_id, h.parent_session_id, h.project_path, h.title, h.title_rank,
+SELECT $workspace, k.provider, k.session_id, h.parent_session_id, h.project_path, h.title, h.title_rank,
        h.git_branch, h.cli_version, a.started_at, a.updated_at,
        coalesce(a.prompts, 0), coalesce(a.events, 0), coalesce(a.tool_calls, 0)
-FROM (SELECT session_id FROM batch_sessions UNION SELECT session_id FROM new_events) k
-LEFT JOIN batch_sessions h USING (session_id)
+FROM (SELECT provider, session_id FROM batch_sessions UNION SELECT provider, session_id FROM new_events) k
+LEFT JOIN batch_sessions h USING (provider, session_id)
 LEFT JOIN (
-    SELECT session_id, min(ts) AS started_at, max(ts) AS updated_at,
+    SELECT provider, session_id, min(ts) AS started_at, max(ts) AS updated_at,
            count(*) FILTER (kind = 'prompt') AS prompts,
            count(*) AS events,
            count(*) FILTER (kind = 'tool_call') AS tool_calls
-    FROM new_events GROUP BY session_id
-) a USING (session_id)
+    FROM new_events GROUP BY provider, session_id
+) a USING (provider, session_id)
 ON CONFLICT (workspace, provider, session_id) DO UPDATE SET
     parent_session_id = coalesce(s.parent_session_id, excluded.parent_session_id),
     project_path      = coalesce(s.project_path, excluded.project_path),

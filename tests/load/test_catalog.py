@@ -1,0 +1,385 @@
+"""Unit tests of the catalog (load/catalog.py) and the batch writer (load/load.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pytest
+from agentlake.errors import CatalogLocked, CatalogUnusable, NotFoundError
+from agentlake.extract.jsonl import Reject
+from agentlake.extract.rows import RowSink
+from agentlake.extract.sources import SourceFile
+from agentlake.load.catalog import (
+    SCHEMA_VERSION,
+    fts_extension_path,
+    load_fts,
+    open_for_read,
+    open_for_write,
+    run_script,
+)
+from agentlake.load.load import CatalogWriter, Piece, SourceState
+from agentlake.transform.transform import CatalogRows, transform_batch
+
+TABLES = ("sources", "sessions", "events", "usage", "imports", "rejects", "prices")
+VIEWS = ("usage_daily", "usage_costed")
+
+
+def create_catalog(path: Path) -> None:
+    """A fresh, migrated catalog at ``path``."""
+    with open_for_write(path):
+        pass
+
+
+def table_names(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """Names of the catalog's tables."""
+    return {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+
+
+def columns(con: duckdb.DuckDBPyConnection, table: str) -> set[str]:
+    """Column names of ``table``."""
+    rows = con.execute("SELECT column_name FROM duckdb_columns() WHERE table_name = ?", [table])
+    return {r[0] for r in rows.fetchall()}
+
+
+# -- migrations ------------------------------------------------------------------------
+
+
+def test_fresh_catalog_migrates_to_schema_version(catalog: Path) -> None:
+    with open_for_write(catalog) as con:
+        row = con.execute("SELECT max(version), count(*) FROM schema_version").fetchone()
+    assert row is not None
+    assert row[0] == SCHEMA_VERSION
+    assert row[1] == SCHEMA_VERSION  # one row per applied migration
+
+
+def test_fresh_catalog_has_every_table_and_view(catalog: Path) -> None:
+    create_catalog(catalog)
+    with open_for_read(catalog) as con:
+        assert set(TABLES) <= table_names(con)
+        views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+        assert set(VIEWS) <= views
+        for view in VIEWS:
+            con.execute(f"SELECT * FROM {view} LIMIT 0").fetchall()
+
+
+@pytest.mark.parametrize("table", [t for t in TABLES if t != "prices"])
+def test_every_table_has_a_workspace_column(catalog: Path, table: str) -> None:
+    create_catalog(catalog)
+    with open_for_read(catalog) as con:
+        assert "workspace" in columns(con, table)
+
+
+def test_public_columns_of_design_section_3(catalog: Path) -> None:
+    create_catalog(catalog)
+    expected = {
+        "sources": {"source_id", "workspace", "provider", "path", "device", "inode", "size_bytes",
+                    "mtime_ns", "position_kind", "committed_offset", "prefix_digest", "generation",
+                    "adapter_version", "policy_version", "continuity", "status", "records",
+                    "rejected", "last_import_id"},
+        "sessions": {"workspace", "provider", "session_id", "parent_session_id", "project_path",
+                     "title", "git_branch", "cli_version", "started_at", "updated_at", "prompts",
+                     "events", "tool_calls", "lifecycle"},
+        "events": {"event_id", "workspace", "provider", "session_id", "seq", "ts", "kind", "role",
+                   "model", "text", "tool_name", "tool_call_id", "tool_input", "is_error",
+                   "is_sidechain", "source_id", "source_offset", "import_id"},
+        "usage": {"call_id", "workspace", "provider", "session_id", "ts", "model", "input_tokens",
+                  "cache_write_tokens", "cache_write_1h_tokens", "cache_read_tokens",
+                  "output_tokens", "reasoning_tokens", "total_tokens", "source_id",
+                  "source_offset"},
+        "rejects": {"source_id", "offset", "length", "reason", "import_id"},
+        "usage_daily": {"day", "workspace", "provider", "model", "calls", "input_tokens",
+                        "cache_write_tokens", "cache_read_tokens", "output_tokens",
+                        "reasoning_tokens", "total_tokens", "cost_usd"},
+        "usage_costed": {"call_id", "workspace", "cost_usd"},
+    }  # fmt: skip
+    with open_for_read(catalog) as con:
+        for table, cols in expected.items():
+            assert cols <= columns(con, table), table
+
+
+def test_reopening_does_not_reapply_migrations(catalog: Path) -> None:
+    create_catalog(catalog)
+    with open_for_write(catalog) as con:
+        con.execute("INSERT INTO prices (model) VALUES ('m')")
+    with open_for_write(catalog) as con:
+        row = con.execute("SELECT count(*) FROM schema_version").fetchone()
+        prices = con.execute("SELECT count(*) FROM prices").fetchone()
+    assert row == (SCHEMA_VERSION,)
+    assert prices == (1,)
+
+
+# -- unusable catalogs -----------------------------------------------------------------
+
+
+def _future_catalog(path: Path) -> None:
+    with open_for_write(path) as con:
+        con.execute("INSERT INTO schema_version (version, name) VALUES (?, 'from-the-future')",
+                    [SCHEMA_VERSION + 1])  # fmt: skip
+
+
+def test_newer_schema_version_is_refused_for_write(catalog: Path) -> None:
+    _future_catalog(catalog)
+    with pytest.raises(CatalogUnusable, match="newer"), open_for_write(catalog):
+        pytest.fail("opened a catalog of a newer schema version")
+
+
+def test_newer_schema_version_is_refused_for_read(catalog: Path) -> None:
+    _future_catalog(catalog)
+    with pytest.raises(CatalogUnusable), open_for_read(catalog):
+        pytest.fail("opened a catalog of a newer schema version")
+
+
+def test_refused_newer_catalog_is_left_untouched(catalog: Path) -> None:
+    _future_catalog(catalog)
+    with pytest.raises(CatalogUnusable), open_for_write(catalog):
+        pass
+    con = duckdb.connect(str(catalog), read_only=True)
+    try:
+        row = con.execute("SELECT max(version) FROM schema_version").fetchone()
+    finally:
+        con.close()
+    assert row == (SCHEMA_VERSION + 1,)
+
+
+def _foreign_duckdb(path: Path) -> None:
+    con = duckdb.connect(str(path))
+    try:
+        con.execute("CREATE TABLE customers (id INTEGER, name VARCHAR)")
+        con.execute("INSERT INTO customers VALUES (1, 'a')")
+    finally:
+        con.close()
+
+
+def test_foreign_duckdb_file_is_refused_for_write(catalog: Path) -> None:
+    _foreign_duckdb(catalog)
+    with pytest.raises(CatalogUnusable, match="not an agentlake catalog"), open_for_write(catalog):
+        pytest.fail("opened a foreign database")
+    con = duckdb.connect(str(catalog), read_only=True)
+    try:
+        assert table_names(con) == {"customers"}
+    finally:
+        con.close()
+
+
+def test_foreign_duckdb_file_is_refused_for_read(catalog: Path) -> None:
+    _foreign_duckdb(catalog)
+    with pytest.raises(CatalogUnusable), open_for_read(catalog):
+        pytest.fail("opened a foreign database")
+
+
+def test_empty_duckdb_file_is_refused_for_read(catalog: Path) -> None:
+    duckdb.connect(str(catalog)).close()
+    with pytest.raises(CatalogUnusable), open_for_read(catalog):
+        pytest.fail("opened an empty database for reading")
+
+
+@pytest.mark.parametrize("content", [b"this is not a database\n" * 500, b"\x00" * 8192, b"PK\x03\x04junk"])
+def test_garbage_file_is_refused(catalog: Path, content: bytes) -> None:
+    catalog.write_bytes(content)
+    with pytest.raises(CatalogUnusable), open_for_write(catalog):
+        pytest.fail("opened a garbage file for writing")
+    with pytest.raises(CatalogUnusable), open_for_read(catalog):
+        pytest.fail("opened a garbage file for reading")
+
+
+def test_missing_catalog_for_read_is_not_found(catalog: Path) -> None:
+    with pytest.raises(NotFoundError), open_for_read(catalog):
+        pytest.fail("opened a missing catalog")
+    assert not catalog.exists()
+
+
+# -- the writer lock -------------------------------------------------------------------
+
+_HOLD_WRITER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from agentlake.load.catalog import open_for_write
+
+    with open_for_write(Path(sys.argv[1])):
+        print("locked", flush=True)
+        sys.stdin.read()
+    """
+)
+
+
+@contextmanager
+def writer_in_another_process(path: Path) -> Iterator[subprocess.Popen[str]]:
+    """A second process holding ``open_for_write(path)`` until the block exits."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_WRITER, str(path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.strip() == "locked", proc.stderr.read() if proc.stderr else line
+        yield proc
+    finally:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        proc.wait(timeout=30)
+
+
+def test_second_writer_in_another_process_is_locked_out(catalog: Path) -> None:
+    with writer_in_another_process(catalog) as proc:
+        with pytest.raises(CatalogLocked, match="--wait"), open_for_write(catalog):
+            pytest.fail("two writers at once")
+        assert proc.poll() is None
+    assert proc.returncode == 0
+    with open_for_write(catalog) as con:  # the lock goes with the process
+        assert con.execute("SELECT 1").fetchone() == (1,)
+
+
+def test_reader_is_locked_out_while_another_process_writes(catalog: Path) -> None:
+    create_catalog(catalog)
+    with writer_in_another_process(catalog), pytest.raises(CatalogLocked), open_for_read(catalog):
+        pytest.fail("read while a writer holds the catalog")
+    with open_for_read(catalog) as con:
+        assert con.execute("SELECT max(version) FROM schema_version").fetchone() == (SCHEMA_VERSION,)
+
+
+def test_two_readers_may_share_the_catalog(catalog: Path) -> None:
+    create_catalog(catalog)
+    with open_for_read(catalog) as a, open_for_read(catalog) as b:
+        assert a.execute("SELECT 1").fetchone() == b.execute("SELECT 1").fetchone()
+
+
+def test_writer_is_locked_out_while_reading(catalog: Path) -> None:
+    create_catalog(catalog)
+    with open_for_read(catalog), pytest.raises(CatalogLocked), open_for_write(catalog):
+        pytest.fail("wrote while a reader holds the catalog")
+
+
+# -- run_script ------------------------------------------------------------------------
+
+
+def test_run_script_binds_only_the_parameters_each_statement_uses() -> None:
+    con = duckdb.connect()
+    script = textwrap.dedent(
+        """
+        -- A comment naming $not_a_parameter must not be bound.
+        CREATE TABLE t (a INTEGER, b VARCHAR);
+        INSERT INTO t VALUES ($a, $b);
+        INSERT INTO t (a) VALUES ($a + 1);
+        INSERT INTO t (b) VALUES ($b_other);
+        """
+    )
+    run_script(con, script, {"a": 1, "b": "x", "b_other": "y", "unused": 42})
+    assert con.execute("SELECT a, b FROM t ORDER BY rowid").fetchall() == [(1, "x"), (2, None), (None, "y")]
+
+
+def test_run_script_with_no_parameters() -> None:
+    con = duckdb.connect()
+    run_script(con, "CREATE TABLE t (a INTEGER);\nINSERT INTO t VALUES (7);\n", {})
+    assert con.execute("SELECT a FROM t").fetchall() == [(7,)]
+
+
+def test_run_script_missing_parameter_raises() -> None:
+    con = duckdb.connect()
+    with pytest.raises(KeyError):
+        run_script(con, "SELECT $missing;\n", {})
+
+
+def test_binding_an_unused_parameter_is_what_run_script_avoids() -> None:
+    con = duckdb.connect()
+    with pytest.raises(duckdb.Error):
+        con.execute("SELECT 1", {"unused": 1})
+
+
+# -- fts -------------------------------------------------------------------------------
+
+
+def test_fts_extension_ships_with_the_wheel() -> None:
+    path = fts_extension_path()
+    assert path is not None
+    assert path.is_file()
+    assert path.name == "fts.duckdb_extension"
+
+
+def test_load_fts() -> None:
+    con = duckdb.connect()
+    assert load_fts(con) is True
+    loaded = con.execute(
+        "SELECT loaded FROM duckdb_extensions() WHERE extension_name = 'fts'"
+    ).fetchone()
+    assert loaded == (True,)
+
+
+# -- CatalogWriter ---------------------------------------------------------------------
+
+
+def _source(tmp_path: Path) -> SourceFile:
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"{}\n" * 10)
+    st = path.stat()
+    return SourceFile("claude", path, tmp_path, "byte-offset", st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _batch() -> RowSink:
+    sink = RowSink()
+    sink.event("s1", "u1", 0, "2025-03-01T10:00:00Z", "text", "user", "find the needle", 0)
+    sink.event("s1", "a1", 0, "2025-03-01T10:00:05Z", "text", "assistant", "done", 3)
+    sink.usage("s1", "msg_1", "req_1", "a1", "2025-03-01T10:00:05Z", "claude-sonnet-4",
+               10, 100, 0, 1000, 5, 0, False, 3)  # fmt: skip
+    sink.session("s1", project_path="/work/demo", title="Demo", title_rank=2)
+    return sink
+
+
+def _state(src: SourceFile, offset: int) -> SourceState:
+    return SourceState(src, offset, None, 1, "claude/1", 1, "new")
+
+
+def test_commit_writes_data_and_checkpoint_together(tmp_path: Path) -> None:
+    src = _source(tmp_path)
+    rows = transform_batch(_batch().build(), provider="claude", source_id=src.source_id)
+    reject = Reject(6, 3, "MALFORMED", "invalid JSON at column 1")
+    with open_for_write(tmp_path / "c.duckdb") as con:
+        writer = CatalogWriter(con, "default")
+        first_import = writer.begin_import()
+        result = writer.commit(first_import, [Piece(_state(src, 9), rows, [reject], 3)])
+        got = result[src.source_id]
+        assert (got.new_events, got.new_usage, got.rejects) == (2, 1, 1)
+        source = con.execute("SELECT committed_offset, records, rejected, last_import_id FROM sources").fetchone()
+        assert source == (9, 3, 1, first_import)
+        # A replay of the same batch adds nothing.
+        second_import = writer.begin_import()
+        again = writer.commit(second_import, [Piece(_state(src, 9), rows, [], 3)])[src.source_id]
+        assert (again.new_events, again.new_usage) == (0, 0)
+        statuses = con.execute("SELECT import_id, status FROM imports ORDER BY import_id").fetchall()
+        assert statuses == [(first_import, "abandoned"), (second_import, "running")]
+        assert con.execute("SELECT count(*) FROM events WHERE workspace = 'default'").fetchone() == (2,)
+        usage = con.execute("SELECT total_tokens, source_id FROM usage").fetchall()
+        assert usage == [(1115, src.source_id)]
+        assert con.execute('SELECT "offset", length, reason FROM rejects').fetchall() == [(6, 3, "MALFORMED")]
+        source = con.execute("SELECT committed_offset, last_import_id FROM sources").fetchone()
+        assert source == (9, second_import)
+        session = con.execute("SELECT title, events, prompts FROM sessions").fetchone()
+        assert session == ("Demo", 2, 1)
+        assert writer.rebuild_search_index() is not None
+        hits = con.execute(
+            "SELECT event_id FROM events WHERE fts_main_events.match_bm25(event_id, 'needle') IS NOT NULL"
+        ).fetchall()
+        assert len(hits) == 1
+
+
+def test_failed_commit_leaves_nothing_behind(tmp_path: Path) -> None:
+    src = _source(tmp_path)
+    rows = transform_batch(_batch().build(), provider="claude", source_id=src.source_id)
+    broken = pa.table({"event_id": pa.array(["x"])})  # not an events table
+    bad = CatalogRows(events=broken, usage=rows.usage, sessions=rows.sessions)
+    reject = Reject(6, 3, "MALFORMED", "invalid JSON at column 1")
+    with open_for_write(tmp_path / "c.duckdb") as con:
+        writer = CatalogWriter(con, "default")
+        import_id = writer.begin_import()
+        with pytest.raises(duckdb.Error):
+            writer.commit(import_id, [Piece(_state(src, 9), bad, [reject], 3)])
+        for table in ("events", "usage", "sessions", "sources", "rejects"):
+            assert con.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,), table

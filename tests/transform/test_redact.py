@@ -1,0 +1,254 @@
+"""Unit tests of the secret redaction policy (transform/redact.py).
+
+Every credential here is synthetic: the right shape, never a real secret.
+"""
+
+from __future__ import annotations
+
+import orjson
+import polars as pl
+import pytest
+from agentlake.transform.redact import POLICY_VERSION, RULES, redact
+
+PRIVATE_KEY_BODY = "MIIEowIBAAKCAQEAsynthEt1cKeyMaterialOnlyForTests0123456789abcdefXYZ"
+PRIVATE_KEY = (
+    "-----BEGIN RSA PRIVATE KEY-----\n"
+    f"{PRIVATE_KEY_BODY}\n"
+    "c3ludGhldGljIHNlY29uZCBsaW5lIG9mIGtleSBtYXRlcmlhbA==\n"
+    "-----END RSA PRIVATE KEY-----"
+)
+ANTHROPIC_KEY = "sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa-synthetic_KEY"
+OPENAI_KEY = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789synthetic"
+AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
+GITHUB_TOKEN = "ghp_SyntheticTokenValue0123456789abcdefAB"
+GITHUB_PAT = "github_pat_11ABCDEFG0syntheticPatValue_0123456789abcdefghijklmnopqrstuvwxyz"
+SLACK_TOKEN = "xoxb-123456789012-1234567890123-SyntheticSlackTok"
+URL_PASSWORD = "s3cr3tPassw0rd"
+BASIC_CREDS = "c3ludGhldGljOnBhc3N3b3Jk"
+BEARER_TOKEN = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJzeW50aGV0aWMifQ.c3ludGhldGljc2ln"
+ASSIGNED_SECRET = "Hunter2Synthetic"
+JSON_PASSWORD = "correct-horse-battery-staple"
+
+
+def apply(texts: list[str | None]) -> list[str | None]:
+    """``redact`` over a column holding ``texts``."""
+    frame = pl.DataFrame({"t": texts}, schema={"t": pl.String})
+    return frame.select(redact(pl.col("t"))).to_series().to_list()
+
+
+def one(text: str) -> str:
+    """``redact`` of a single non-null text."""
+    (out,) = apply([text])
+    assert out is not None
+    return out
+
+
+# (rule class, text containing a credential, the secret substring that must vanish)
+CASES: list[tuple[str, str, str]] = [
+    ("private-key", f"here is my key:\n{PRIVATE_KEY}\nthanks", PRIVATE_KEY_BODY),
+    ("anthropic-key", f"client = Anthropic(api_key='{ANTHROPIC_KEY}')", ANTHROPIC_KEY),
+    ("openai-key", f"openai.api_key = '{OPENAI_KEY}'", OPENAI_KEY),
+    ("aws-access-key", f"aws configure set aws_access_key_id {AWS_KEY}", AWS_KEY),
+    ("github-token", f"git clone https://github.com/o/r.git # token {GITHUB_TOKEN}", GITHUB_TOKEN),
+    ("github-token", f"gh auth login --with-token <<< {GITHUB_PAT}", GITHUB_PAT),
+    ("slack-token", f"SLACK_BOT={SLACK_TOKEN} node bot.js", SLACK_TOKEN),
+    ("url-credentials", f"psql postgres://admin:{URL_PASSWORD}@db.example.internal:5432/app", URL_PASSWORD),
+    ("authorization", f"curl -H 'Authorization: Basic {BASIC_CREDS}' https://api.example.com", BASIC_CREDS),
+    ("bearer", f"the header was Bearer {BEARER_TOKEN} and it expired", BEARER_TOKEN),
+    ("assignment", f"export DB_PASSWORD={ASSIGNED_SECRET}", ASSIGNED_SECRET),
+    ("json-secret", f'{{"user": "alice", "password": "{JSON_PASSWORD}"}}', JSON_PASSWORD),
+]
+
+
+def test_every_rule_class_has_a_case() -> None:
+    assert {cls for cls, _, _ in RULES} == {cls for cls, _, _ in CASES}
+
+
+@pytest.mark.parametrize(("cls", "text", "secret"), CASES, ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(CASES)])
+def test_rule_redacts_its_class(cls: str, text: str, secret: str) -> None:
+    out = one(text)
+    assert f"[REDACTED:{cls}]" in out
+    assert secret not in out
+    assert out.count("[REDACTED:") == 1
+
+
+def test_private_key_is_replaced_whole() -> None:
+    assert one(f"a\n{PRIVATE_KEY}\nb") == "a\n[REDACTED:private-key]\nb"
+
+
+def test_truncated_private_key_is_redacted_to_the_end() -> None:
+    assert one(f"cat id_rsa\n-----BEGIN OPENSSH PRIVATE KEY-----\n{PRIVATE_KEY_BODY}") == (
+        "cat id_rsa\n[REDACTED:private-key]"
+    )
+
+
+def test_url_credentials_keep_scheme_and_host() -> None:
+    out = one(f"git remote add origin https://bob:{URL_PASSWORD}@git.example.com/repo.git")
+    assert out == "git remote add origin https://[REDACTED:url-credentials]@git.example.com/repo.git"
+
+
+def test_bearer_keeps_the_scheme_word() -> None:
+    assert one(f"Bearer {BEARER_TOKEN}") == "Bearer [REDACTED:bearer]"
+
+
+def test_authorization_header_keeps_its_name() -> None:
+    out = one(f"Authorization: Bearer {BEARER_TOKEN}")
+    assert out == "Authorization: Bearer [REDACTED:authorization]"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"GITHUB_TOKEN={ASSIGNED_SECRET}", "GITHUB_TOKEN=[REDACTED:assignment]"),
+        (f"export AWS_SECRET_ACCESS_KEY='{ASSIGNED_SECRET}'", "export AWS_SECRET_ACCESS_KEY='[REDACTED:assignment]'"),
+        (f'DB_PASSWORD="{ASSIGNED_SECRET}" ./run', 'DB_PASSWORD="[REDACTED:assignment]" ./run'),
+        (f"STRIPE_API_KEY: {ASSIGNED_SECRET}", "STRIPE_API_KEY: [REDACTED:assignment]"),
+    ],
+)
+def test_assignment_forms(text: str, expected: str) -> None:
+    assert one(text) == expected
+
+
+# -- no double redaction ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"ANTHROPIC_API_KEY={ANTHROPIC_KEY}", "ANTHROPIC_API_KEY=[REDACTED:anthropic-key]"),
+        (f'OPENAI_API_KEY="{OPENAI_KEY}"', 'OPENAI_API_KEY="[REDACTED:openai-key]"'),
+        (f"GH_TOKEN={GITHUB_TOKEN}", "GH_TOKEN=[REDACTED:github-token]"),
+        (f"AWS_ACCESS_KEY_ID={AWS_KEY}", "AWS_ACCESS_KEY_ID=[REDACTED:aws-access-key]"),
+        (f'{{"api_key": "{ANTHROPIC_KEY}"}}', '{"api_key": "[REDACTED:anthropic-key]"}'),
+    ],
+)
+def test_no_double_redaction(text: str, expected: str) -> None:
+    assert one(text) == expected
+
+
+@pytest.mark.xfail(
+    reason="authorization rule backtracks over its optional scheme and redacts the word "
+    "'Bearer' itself when the token was already redacted",
+    strict=True,
+)
+def test_no_double_redaction_of_an_authorization_header() -> None:
+    out = one(f"Authorization: Bearer {OPENAI_KEY}")
+    assert out == "Authorization: Bearer [REDACTED:openai-key]"
+
+
+def test_redaction_is_idempotent() -> None:
+    texts = [text for _, text, _ in CASES]
+    once = apply(list(texts))
+    assert apply(once) == once
+
+
+# -- JSON stays JSON -------------------------------------------------------------------
+
+
+def _json_cases() -> list[object]:
+    return [
+        {"command": f"export GITHUB_TOKEN={GITHUB_TOKEN} && gh pr list"},
+        {"command": f"curl -H \"Authorization: Bearer {BEARER_TOKEN}\" https://api.example.com"},
+        {"url": f"https://admin:{URL_PASSWORD}@db.example.internal/x", "n": 1},
+        {"config": {"password": JSON_PASSWORD, "api_key": ANTHROPIC_KEY}},
+        {"content": f'{{"password": "{JSON_PASSWORD}", "note": "say \\"hi\\""}}'},
+        {"file_path": "/tmp/id_rsa", "content": PRIVATE_KEY},
+        {"env": [f"OPENAI_API_KEY={OPENAI_KEY}", f"SLACK={SLACK_TOKEN}", f"AWS={AWS_KEY}"]},
+        {"text": f"quote \" then key {ANTHROPIC_KEY} then backslash \\ end"},
+    ]
+
+
+@pytest.mark.parametrize("value", _json_cases())
+def test_json_text_stays_valid_json(value: object) -> None:
+    text = orjson.dumps(value).decode()
+    out = one(text)
+    assert out != text
+    assert "[REDACTED:" in out
+    parsed = orjson.loads(out)
+    assert type(parsed) is type(value)
+
+
+def test_json_escaped_inner_json_secret_is_redacted() -> None:
+    inner = orjson.dumps({"password": JSON_PASSWORD}).decode()
+    text = orjson.dumps({"content": inner}).decode()  # {"content":"{\"password\":\"...\"}"}
+    out = one(text)
+    assert JSON_PASSWORD not in out
+    assert orjson.loads(orjson.loads(out)["content"]) == {"password": "[REDACTED:json-secret]"}
+
+
+@pytest.mark.xfail(reason="private-key rule's \\z branch eats the closing quote of JSON text", strict=True)
+def test_truncated_private_key_in_json_stays_valid_json() -> None:
+    text = orjson.dumps({"content": "-----BEGIN RSA PRIVATE KEY-----\n" + PRIVATE_KEY_BODY, "n": 1}).decode()
+    out = one(text)
+    assert PRIVATE_KEY_BODY not in out
+    assert orjson.loads(out)["n"] == 1
+
+
+@pytest.mark.xfail(reason="assignment rule cannot start a value at a JSON-escaped quote (\\\")", strict=True)
+def test_assignment_with_escaped_quotes_in_json_is_redacted() -> None:
+    text = orjson.dumps({"command": f'export DB_PASSWORD="{ASSIGNED_SECRET}" && ./migrate'}).decode()
+    out = one(text)
+    assert ASSIGNED_SECRET not in out
+    assert orjson.loads(out) == {"command": 'export DB_PASSWORD="[REDACTED:assignment]" && ./migrate'}
+
+
+@pytest.mark.xfail(reason="authorization rule needs ':' right after the name; JSON has '\"' between", strict=True)
+def test_basic_authorization_in_a_json_header_is_redacted() -> None:
+    text = orjson.dumps({"headers": {"Authorization": f"Basic {BASIC_CREDS}"}}).decode()
+    out = one(text)
+    assert BASIC_CREDS not in out
+    assert orjson.loads(out)["headers"]["Authorization"].endswith("[REDACTED:authorization]")
+
+
+# -- unchanged text, nulls, version ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Please refactor the parser so it streams lines instead of reading the whole file.",
+        '{"command": "ls -la /tmp && git status", "description": "list files"}',
+        "The task-runner uses sk-learn style names and a skeleton key metaphor.",
+        "https://example.com/docs?page=2#section and ssh://git@example.com/repo.git",
+        "Unicode stays: naïve café — 漢字 🙂 \\ \" '",
+        "The password field is validated; the token budget is 200k; the API key rotates.",
+        "",
+    ],
+)
+def test_text_without_secrets_is_unchanged(text: str) -> None:
+    assert one(text) == text
+    assert one(text).encode() == text.encode()
+
+
+@pytest.mark.xfail(
+    reason="assignment rule's trailing [A-Z0-9_]* makes MAX_TOKENS (not a secret) match TOKEN",
+    strict=True,
+)
+def test_token_count_settings_are_not_secrets() -> None:
+    text = "MAX_TOKENS=4096 python eval.py"
+    assert one(text) == text
+
+
+def test_nulls_stay_null() -> None:
+    assert apply([None, f"x {GITHUB_TOKEN}", None]) == [None, "x [REDACTED:github-token]", None]
+
+
+def test_all_null_column() -> None:
+    assert apply([None, None]) == [None, None]
+
+
+def test_rows_are_independent() -> None:
+    texts: list[str | None] = ["plain", f"key {ANTHROPIC_KEY}", "plain too"]
+    assert apply(texts) == ["plain", "key [REDACTED:anthropic-key]", "plain too"]
+
+
+def test_policy_version_is_an_int() -> None:
+    assert isinstance(POLICY_VERSION, int)
+    assert not isinstance(POLICY_VERSION, bool)
+    assert POLICY_VERSION >= 1
+
+
+def test_replacements_contain_no_quotes_or_backslashes() -> None:
+    for cls, _, replacement in RULES:
+        assert f"[REDACTED:{cls}]" in replacement
+        assert not set(replacement) & {'"', "\\", "'"}
