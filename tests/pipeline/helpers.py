@@ -12,14 +12,16 @@ VOLATILE = {"import_id", "last_import_id", "started_at", "ended_at", "applied_at
 TABLES = ("sources", "sessions", "events", "usage", "rejects")
 
 
-def snapshot(catalog: Path, tables: tuple[str, ...] = TABLES, *, keep_paths: bool = True) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row of each table, sorted, without run-dependent columns."""
+def snapshot(
+    catalog: Path, tables: tuple[str, ...] = TABLES, *, keep_paths: bool = True, exclude: tuple[str, ...] = ()
+) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of each table, sorted, without run-dependent (or ``exclude``d) columns."""
     con = duckdb.connect(str(catalog), read_only=True)
     try:
         out: dict[str, list[tuple[Any, ...]]] = {}
         for table in tables:
             cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
-            keep = [c for c in cols if c not in VOLATILE and (keep_paths or c != "path")]
+            keep = [c for c in cols if c not in VOLATILE and c not in exclude and (keep_paths or c != "path")]
             select = ", ".join(f'CAST("{c}" AS VARCHAR)' for c in keep)
             out[table] = sorted(con.execute(f"SELECT {select} FROM {table}").fetchall(), key=repr)
         return out
