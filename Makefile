@@ -37,6 +37,7 @@ test-fast: relink ## the test suite without tests marked slow
 lint: relink ## ruff and mypy --strict
 	$(VENV)/bin/ruff check pipeline extract transform load tests benchmarks
 	$(VENV)/bin/mypy -p agentlake
+	$(VENV)/bin/mypy tests
 
 bench: relink ## benchmark a generated 1,000,000-line corpus (writes test-results/benchmark.json)
 	$(PY) -m benchmarks --lines 1000000

@@ -27,7 +27,7 @@ MiB: Final = 1024 * 1024
 class ExtractLimits:
     """Bounds of one extraction: per-record ceilings, batch size, per-run source ceilings."""
 
-    record: RecordLimits = RecordLimits()
+    record: RecordLimits = field(default_factory=RecordLimits)
     batch_lines: int = 50_000
     chunk_bytes: int = MiB
     max_records_per_source: int | None = None
@@ -68,17 +68,25 @@ def extract_source(
     ctx = spec.adapter.locate(source)
     budget = limits.max_records_per_source
     lines = read_lines(
-        source.path, start=start, stop=stop, limits=limits.record,
-        chunk_bytes=limits.chunk_bytes, batch_lines=limits.batch_lines,
-    )  # fmt: skip
+        source.path,
+        start=start,
+        stop=stop,
+        limits=limits.record,
+        chunk_bytes=limits.chunk_bytes,
+        batch_lines=limits.batch_lines,
+    )
     for chunk in lines:
         if budget is not None and len(chunk.records) > budget:
             _cut(chunk, chunk.offsets[budget])
         batch, drift = _map_chunk(spec, ctx, source, chunk)
         yield batch
         if drift is not None:
-            raise SourceError("SCHEMA_DRIFT", str(source.path), f"{drift}; the rest of this source is refused "
-                              "(rerun with --restart-drifted after upgrading agentlake)")  # fmt: skip
+            raise SourceError(
+                "SCHEMA_DRIFT",
+                str(source.path),
+                f"{drift}; the rest of this source is refused "
+                "(rerun with --restart-drifted after upgrading agentlake)",
+            )
         if budget is not None:
             budget -= batch.records
             if budget <= 0:
@@ -118,12 +126,19 @@ def _map_chunk(
         if outcome == "unknown":
             rtype = record.get("type")
             label = rtype if isinstance(rtype, str) else type(rtype).__name__
-            new_rejects.append(Reject(offset, length, "UNKNOWN_RECORD", f"unknown record type {label[:80]!r}"))
+            new_rejects.append(
+                Reject(offset, length, "UNKNOWN_RECORD", f"unknown record type {label[:80]!r}")
+            )
         outcomes[outcome] += 1
     if new_rejects:
         rejects = sorted([*rejects, *new_rejects], key=lambda r: r.offset)
     batch = ExtractBatch(
-        source=source, tables=sink.build(), rejects=rejects, start_offset=chunk.start_offset,
-        end_offset=chunk.end_offset, lines=chunk.lines, outcomes=outcomes,
-    )  # fmt: skip
+        source=source,
+        tables=sink.build(),
+        rejects=rejects,
+        start_offset=chunk.start_offset,
+        end_offset=chunk.end_offset,
+        lines=chunk.lines,
+        outcomes=outcomes,
+    )
     return batch, drift

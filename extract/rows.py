@@ -47,12 +47,21 @@ class RowSink:
         self._sessions: dict[str, dict[str, Any]] = {}
         e = self._events.cols
         self._ev_append = (
-            e["session_id"].append, e["native_id"].append, e["block_index"].append,
-            e["ts"].append, e["block_type"].append, e["role"].append, e["model"].append,
-            e["text"].append, e["tool_name"].append, e["tool_call_id"].append,
-            e["tool_input"].append, e["is_error"].append, e["is_sidechain"].append,
+            e["session_id"].append,
+            e["native_id"].append,
+            e["block_index"].append,
+            e["ts"].append,
+            e["block_type"].append,
+            e["role"].append,
+            e["model"].append,
+            e["text"].append,
+            e["tool_name"].append,
+            e["tool_call_id"].append,
+            e["tool_input"].append,
+            e["is_error"].append,
+            e["is_sidechain"].append,
             e["source_offset"].append,
-        )  # fmt: skip
+        )
         u = self._usage.cols
         self._us_append = tuple(u[name].append for name in RAW_USAGE_SCHEMA.names)
 
@@ -81,9 +90,21 @@ class RowSink:
     ) -> None:
         """Emit one event row."""
         values = (
-            session_id, native_id, block_index, ts, block_type, role, model, text, tool_name,
-            tool_call_id, tool_input, is_error, is_sidechain, offset,
-        )  # fmt: skip
+            session_id,
+            native_id,
+            block_index,
+            ts,
+            block_type,
+            role,
+            model,
+            text,
+            tool_name,
+            tool_call_id,
+            tool_input,
+            is_error,
+            is_sidechain,
+            offset,
+        )
         for append, value in zip(self._ev_append, values, strict=True):
             append(value)
 
@@ -106,10 +127,21 @@ class RowSink:
     ) -> None:
         """Emit one usage candidate (a model call as written; dedup happens later)."""
         values = (
-            session_id, message_id, request_id, native_id, ts, model, input_tokens,
-            cache_write_tokens, cache_write_1h_tokens, cache_read_tokens, output_tokens,
-            reasoning_tokens, is_sidechain, offset,
-        )  # fmt: skip
+            session_id,
+            message_id,
+            request_id,
+            native_id,
+            ts,
+            model,
+            input_tokens,
+            cache_write_tokens,
+            cache_write_1h_tokens,
+            cache_read_tokens,
+            output_tokens,
+            reasoning_tokens,
+            is_sidechain,
+            offset,
+        )
         for append, value in zip(self._us_append, values, strict=True):
             append(value)
 

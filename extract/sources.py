@@ -86,21 +86,40 @@ def walk_root(
         for name in dirnames:
             link = here / name
             if link.is_symlink() and not _inside(link.resolve(), real_root):
-                yield RefusedPath(root.provider, link, base, "SOURCE_OUTSIDE_ROOT",
-                                  "symlinked directory points outside the provider root; not followed")  # fmt: skip
+                yield RefusedPath(
+                    root.provider,
+                    link,
+                    base,
+                    "SOURCE_OUTSIDE_ROOT",
+                    "symlinked directory points outside the provider root; not followed",
+                )
         for name in sorted(filenames):
             path = here / name
             if not owns(path.relative_to(base)):
                 continue
             if path.is_symlink() and not _inside(path.resolve(), real_root):
-                yield RefusedPath(root.provider, path, base, "SOURCE_OUTSIDE_ROOT",
-                                  "symlink points outside the provider root; refused")  # fmt: skip
+                yield RefusedPath(
+                    root.provider,
+                    path,
+                    base,
+                    "SOURCE_OUTSIDE_ROOT",
+                    "symlink points outside the provider root; refused",
+                )
                 continue
             try:
                 st = path.stat()
             except OSError as exc:
-                yield RefusedPath(root.provider, path, base, "SOURCE_UNREADABLE",
-                                  f"cannot stat: {exc.strerror}")  # fmt: skip
+                yield RefusedPath(
+                    root.provider, path, base, "SOURCE_UNREADABLE", f"cannot stat: {exc.strerror}"
+                )
                 continue
-            yield SourceFile(root.provider, path, base, position_kind,
-                             st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)  # fmt: skip
+            yield SourceFile(
+                root.provider,
+                path,
+                base,
+                position_kind,
+                st.st_dev,
+                st.st_ino,
+                st.st_size,
+                st.st_mtime_ns,
+            )

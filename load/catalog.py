@@ -29,7 +29,9 @@ def run_script(con: duckdb.DuckDBPyConnection, text: str, params: Mapping[str, A
     """Run a multi-statement SQL file, binding to each statement only the named
     parameters (``$name``) it uses."""
     for statement in text.split(";\n"):
-        body = "\n".join(line for line in statement.splitlines() if not line.lstrip().startswith("--"))
+        body = "\n".join(
+            line for line in statement.splitlines() if not line.lstrip().startswith("--")
+        )
         if not body.strip():
             continue
         used = {name: params[name] for name in _PARAM.findall(body)}
@@ -63,7 +65,9 @@ def fts_extension_path() -> Path | None:
     spec = importlib.util.find_spec("duckdb_extension_fts")
     if spec is None or spec.origin is None:
         return None
-    candidate = Path(spec.origin).parent / "extensions" / f"v{duckdb.__version__}" / "fts.duckdb_extension"
+    candidate = (
+        Path(spec.origin).parent / "extensions" / f"v{duckdb.__version__}" / "fts.duckdb_extension"
+    )
     return candidate if candidate.is_file() else None
 
 
@@ -87,8 +91,10 @@ def _schema_version(con: duckdb.DuckDBPyConnection) -> int | None:
     if not tables:
         return None
     if "schema_version" not in tables:
-        raise CatalogUnusable("the file is a DuckDB database but not an agentlake catalog; "
-                              "point --catalog at another path")  # fmt: skip
+        raise CatalogUnusable(
+            "the file is a DuckDB database but not an agentlake catalog; "
+            "point --catalog at another path"
+        )
     row = con.execute("SELECT max(version) FROM schema_version").fetchone()
     return int(row[0]) if row and row[0] is not None else 0
 
@@ -97,8 +103,10 @@ def _connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
     try:
         con = duckdb.connect(str(path), read_only=read_only)
     except duckdb.Error as exc:
-        raise CatalogUnusable(f"{path}: cannot open the catalog ({type(exc).__name__}); "
-                              "restore it from a backup or import into a new --catalog") from None  # fmt: skip
+        raise CatalogUnusable(
+            f"{path}: cannot open the catalog ({type(exc).__name__}); "
+            "restore it from a backup or import into a new --catalog"
+        ) from None
     con.execute("SET TimeZone = 'UTC'")
     return con
 
@@ -107,8 +115,10 @@ def migrate(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     """Bring the catalog to :data:`SCHEMA_VERSION`; refuse a newer or unknown one."""
     current = _schema_version(con)
     if current is not None and current > SCHEMA_VERSION:
-        raise CatalogUnusable(f"{path}: catalog schema version {current} is newer than this "
-                              f"agentlake understands ({SCHEMA_VERSION}); upgrade agentlake")  # fmt: skip
+        raise CatalogUnusable(
+            f"{path}: catalog schema version {current} is newer than this "
+            f"agentlake understands ({SCHEMA_VERSION}); upgrade agentlake"
+        )
     for version, name, text in sql.migrations():
         if current is not None and version <= current:
             continue
@@ -119,7 +129,9 @@ def migrate(con: duckdb.DuckDBPyConnection, path: Path) -> None:
 
 
 @contextmanager
-def open_for_write(path: Path, *, wait: bool = False, memory_limit: str | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+def open_for_write(
+    path: Path, *, wait: bool = False, memory_limit: str | None = None
+) -> Iterator[duckdb.DuckDBPyConnection]:
     """The catalog opened read-write under the exclusive writer lock, migrated."""
     if path.exists() and path.is_dir():
         raise ConfigurationError(f"{path}: is a directory; --catalog must name a file")
@@ -140,15 +152,19 @@ def open_for_read(path: Path, *, wait: bool = False) -> Iterator[duckdb.DuckDBPy
     if not path.is_file():
         from agentlake.errors import NotFoundError
 
-        raise NotFoundError(f"{path}: no catalog here; run 'agentlake import' first or pass --catalog")
+        raise NotFoundError(
+            f"{path}: no catalog here; run 'agentlake import' first or pass --catalog"
+        )
     with _flock(_lock_path(path), exclusive=False, wait=wait):
         con = _connect(path, read_only=True)
         try:
             version = _schema_version(con)
             if version != SCHEMA_VERSION:
-                raise CatalogUnusable(f"{path}: catalog schema version {version} is not the "
-                                      f"version this agentlake reads ({SCHEMA_VERSION}); "
-                                      "run an import with this version to migrate it")  # fmt: skip
+                raise CatalogUnusable(
+                    f"{path}: catalog schema version {version} is not the "
+                    f"version this agentlake reads ({SCHEMA_VERSION}); "
+                    "run an import with this version to migrate it"
+                )
             yield con
         finally:
             con.close()

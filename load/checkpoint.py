@@ -55,4 +55,4 @@ def load_checkpoints(con: duckdb.DuckDBPyConnection, workspace: str) -> dict[str
            FROM sources WHERE workspace = ?""",
         [workspace],
     ).fetchall()
-    return {r[0]: Checkpoint(*r[:15], version=r[15]) for r in rows}
+    return {r[0]: Checkpoint(*r) for r in rows}

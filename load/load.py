@@ -93,15 +93,23 @@ class CatalogWriter:
         con.execute("COMMIT")
         return import_id
 
-    def finish_import(self, import_id: int, status: str, counts: dict[str, int], detail: dict[str, Any]) -> None:
+    def finish_import(
+        self, import_id: int, status: str, counts: dict[str, int], detail: dict[str, Any]
+    ) -> None:
         """Close the receipt with its final counts."""
         columns = ", ".join(f"{name} = ${name}" for name in counts)
         self.con.execute(
             f"UPDATE imports SET ended_at = $ended, status = $status, detail = $detail, {columns} "
             "WHERE workspace = $workspace AND import_id = $import_id",
-            {**counts, "ended": _now(), "status": status, "detail": orjson.dumps(detail).decode(),
-             "workspace": self.workspace, "import_id": import_id},
-        )  # fmt: skip
+            {
+                **counts,
+                "ended": _now(),
+                "status": status,
+                "detail": orjson.dumps(detail).decode(),
+                "workspace": self.workspace,
+                "import_id": import_id,
+            },
+        )
 
     # -- commits --------------------------------------------------------------------
     def commit(self, import_id: int, pieces: list[Piece]) -> dict[str, CommitResult]:
@@ -133,7 +141,10 @@ class CatalogWriter:
                 run_script(con, sql.query("upsert_sessions"), params)
                 if tables["batch_usage"].num_rows:
                     run_script(con, sql.query("merge_usage"), params)
-                    new_usage = _counts(con, "SELECT source_id, count(*) FROM usage_winners WHERE NOT existing GROUP BY ALL")
+                    new_usage = _counts(
+                        con,
+                        "SELECT source_id, count(*) FROM usage_winners WHERE NOT existing GROUP BY ALL",
+                    )
             if tables["batch_rejects"].num_rows:
                 con.execute(
                     'INSERT INTO rejects SELECT $workspace, source_id, "offset", length, reason, detail, '
@@ -152,8 +163,11 @@ class CatalogWriter:
         for piece in pieces:
             sid = piece.state.source.source_id
             prior = results.get(sid)
-            results[sid] = CommitResult(new_events.get(sid, 0), new_usage.get(sid, 0),
-                                        len(piece.rejects) + (prior.rejects if prior else 0))  # fmt: skip
+            results[sid] = CommitResult(
+                new_events.get(sid, 0),
+                new_usage.get(sid, 0),
+                len(piece.rejects) + (prior.rejects if prior else 0),
+            )
         return results
 
     def save_source(self, import_id: int, state: SourceState) -> None:
@@ -170,7 +184,9 @@ class CatalogWriter:
             [ws, source_id],
         )
         for table in ("events", "usage", "rejects"):
-            con.execute(f"DELETE FROM {table} WHERE workspace = ? AND source_id = ?", [ws, source_id])
+            con.execute(
+                f"DELETE FROM {table} WHERE workspace = ? AND source_id = ?", [ws, source_id]
+            )
         con.execute(
             """UPDATE sessions s SET started_at = a.started_at, updated_at = a.updated_at,
                    prompts = coalesce(a.prompts, 0), events = coalesce(a.events, 0),
@@ -180,7 +196,9 @@ class CatalogWriter:
                           count(*) FILTER (kind = 'prompt') AS prompts, count(*) AS events,
                           count(*) FILTER (kind = 'tool_call') AS tool_calls
                    FROM events WHERE workspace = $1 GROUP BY ALL) a USING (provider, session_id)
-               WHERE s.workspace = $1 AND s.provider = t.provider AND s.session_id = t.session_id""".replace("$1", "?"),
+               WHERE s.workspace = $1 AND s.provider = t.provider AND s.session_id = t.session_id""".replace(
+                "$1", "?"
+            ),
             [ws, ws],
         )
 
@@ -217,15 +235,28 @@ def _rejects_table(pieces: list[Piece]) -> pa.Table:
 
 _SOURCES_SCHEMA = pa.schema(
     [
-        ("source_id", pa.string()), ("workspace", pa.string()), ("provider", pa.string()),
-        ("path", pa.string()), ("device", pa.uint64()), ("inode", pa.uint64()),
-        ("size_bytes", pa.int64()), ("mtime_ns", pa.int64()), ("position_kind", pa.string()),
-        ("committed_offset", pa.int64()), ("prefix_digest", pa.string()), ("generation", pa.int32()),
-        ("adapter_version", pa.string()), ("policy_version", pa.int32()), ("continuity", pa.string()),
-        ("status", pa.string()), ("refusal", pa.string()), ("records", pa.int64()),
-        ("rejected", pa.int64()), ("last_import_id", pa.int64()),
+        ("source_id", pa.string()),
+        ("workspace", pa.string()),
+        ("provider", pa.string()),
+        ("path", pa.string()),
+        ("device", pa.uint64()),
+        ("inode", pa.uint64()),
+        ("size_bytes", pa.int64()),
+        ("mtime_ns", pa.int64()),
+        ("position_kind", pa.string()),
+        ("committed_offset", pa.int64()),
+        ("prefix_digest", pa.string()),
+        ("generation", pa.int32()),
+        ("adapter_version", pa.string()),
+        ("policy_version", pa.int32()),
+        ("continuity", pa.string()),
+        ("status", pa.string()),
+        ("refusal", pa.string()),
+        ("records", pa.int64()),
+        ("rejected", pa.int64()),
+        ("last_import_id", pa.int64()),
     ]
-)  # fmt: skip
+)
 
 
 def _sources_table(pieces: list[Piece], workspace: str, import_id: int) -> pa.Table:
@@ -241,13 +272,28 @@ def _sources_table(pieces: list[Piece], workspace: str, import_id: int) -> pa.Ta
     rows: list[dict[str, Any]] = []
     for sid, p in last.items():
         st, src = p.state, p.state.source
-        rows.append({
-            "source_id": sid, "workspace": workspace, "provider": src.provider, "path": str(src.path),
-            "device": src.device, "inode": src.inode, "size_bytes": src.size, "mtime_ns": src.mtime_ns,
-            "position_kind": src.position_kind, "committed_offset": st.committed_offset,
-            "prefix_digest": st.prefix_digest, "generation": st.generation,
-            "adapter_version": st.adapter_version, "policy_version": st.policy_version,
-            "continuity": st.continuity, "status": st.status, "refusal": st.refusal,
-            "records": records[sid], "rejected": rejected[sid], "last_import_id": import_id,
-        })  # fmt: skip
+        rows.append(
+            {
+                "source_id": sid,
+                "workspace": workspace,
+                "provider": src.provider,
+                "path": str(src.path),
+                "device": src.device,
+                "inode": src.inode,
+                "size_bytes": src.size,
+                "mtime_ns": src.mtime_ns,
+                "position_kind": src.position_kind,
+                "committed_offset": st.committed_offset,
+                "prefix_digest": st.prefix_digest,
+                "generation": st.generation,
+                "adapter_version": st.adapter_version,
+                "policy_version": st.policy_version,
+                "continuity": st.continuity,
+                "status": st.status,
+                "refusal": st.refusal,
+                "records": records[sid],
+                "rejected": rejected[sid],
+                "last_import_id": import_id,
+            }
+        )
     return pa.Table.from_pylist(rows, schema=_SOURCES_SCHEMA)

@@ -34,8 +34,15 @@ class Lake:
 
         from .run import ImportOptions, default_home, run_import
 
-        return run_import(ImportOptions(catalog=self.catalog, workspace=self.workspace,
-                                        home=home or default_home(), env=dict(os.environ), **options))  # fmt: skip
+        return run_import(
+            ImportOptions(
+                catalog=self.catalog,
+                workspace=self.workspace,
+                home=home or default_home(),
+                env=dict(os.environ),
+                **options,
+            )
+        )
 
     def report(self, period: Period = "daily", **filters: Any) -> pa.Table:
         """Usage per period and model (see :class:`agentlake.queries.ReportFilter`)."""
@@ -56,7 +63,7 @@ class Lake:
         return scoped_sql(self.catalog, self.workspace, statement)
 
 
-def open(catalog: str | Path | None = None, workspace: str | None = None) -> Lake:  # noqa: A001
+def open(catalog: str | Path | None = None, workspace: str | None = None) -> Lake:
     """The catalog at ``catalog`` (default: ``$AGENTLAKE_CATALOG`` or the XDG path)."""
     from .config import check_workspace, default_catalog, default_workspace
 

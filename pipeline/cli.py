@@ -29,21 +29,39 @@ from .plan import Plan, PlannedSource
 from .queries import ReportFilter, period_report, scoped_sql, search, session_report
 from .run import ImportOptions, ImportResult, default_home, plan_import, run_import
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="agentlake: import AI coding agents' transcripts into one DuckDB catalog.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="agentlake: import AI coding agents' transcripts into one DuckDB catalog.",
+)
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 T = TypeVar("T")
 
-CatalogOpt = Annotated[Path | None, typer.Option("--catalog", help="Catalog file [env AGENTLAKE_CATALOG].")]
-WorkspaceOpt = Annotated[str | None, typer.Option("--workspace", help="Workspace [env AGENTLAKE_WORKSPACE; default 'default'].")]
+CatalogOpt = Annotated[
+    Path | None, typer.Option("--catalog", help="Catalog file [env AGENTLAKE_CATALOG].")
+]
+WorkspaceOpt = Annotated[
+    str | None,
+    typer.Option("--workspace", help="Workspace [env AGENTLAKE_WORKSPACE; default 'default']."),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a stable JSON document.")]
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show tracebacks.")]
-HomeOpt = Annotated[Path | None, typer.Option("--home", help="Use DIR instead of $HOME for every provider root.")]
-ProviderOpt = Annotated[list[str] | None, typer.Option("--provider", help="Only this provider (repeatable).")]
+HomeOpt = Annotated[
+    Path | None, typer.Option("--home", help="Use DIR instead of $HOME for every provider root.")
+]
+ProviderOpt = Annotated[
+    list[str] | None, typer.Option("--provider", help="Only this provider (repeatable).")
+]
 TzOpt = Annotated[str, typer.Option("--tz", help="IANA time zone for bucketing (default UTC).")]
-SinceOpt = Annotated[datetime | None, typer.Option("--since", formats=["%Y-%m-%d", "%Y%m%d"], help="First day (in --tz).")]
-UntilOpt = Annotated[datetime | None, typer.Option("--until", formats=["%Y-%m-%d", "%Y%m%d"], help="Last day (in --tz).")]
+SinceOpt = Annotated[
+    datetime | None,
+    typer.Option("--since", formats=["%Y-%m-%d", "%Y%m%d"], help="First day (in --tz)."),
+]
+UntilOpt = Annotated[
+    datetime | None,
+    typer.Option("--until", formats=["%Y-%m-%d", "%Y%m%d"], help="Last day (in --tz)."),
+]
 CsvOpt = Annotated[bool, typer.Option("--csv", help="Print CSV.")]
 
 
@@ -62,8 +80,10 @@ def _guard(debug: bool, action: Callable[[], T]) -> T:
     except Exception as exc:  # the CLI boundary: anything else is a bug, shown in one line
         if debug:
             raise
-        err.print(f"[red]internal error:[/red] {type(exc).__name__}: {exc} (rerun with --debug for a traceback)",
-                  highlight=False)  # fmt: skip
+        err.print(
+            f"[red]internal error:[/red] {type(exc).__name__}: {exc} (rerun with --debug for a traceback)",
+            highlight=False,
+        )
         raise typer.Exit(70) from None
 
 
@@ -86,13 +106,20 @@ def _json_default(value: Any) -> Any:
 
 
 def _print_json(doc: Any) -> None:
-    sys.stdout.write(orjson.dumps(doc, default=_json_default, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode() + "\n")
+    sys.stdout.write(
+        orjson.dumps(
+            doc, default=_json_default, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+        ).decode()
+        + "\n"
+    )
 
 
 def _print_table(table: pa.Table, title: str | None = None) -> None:
     view = Table(title=title, show_lines=False)
     for name in table.column_names:
-        numeric = pa.types.is_integer(table.schema.field(name).type) or pa.types.is_floating(table.schema.field(name).type)
+        numeric = pa.types.is_integer(table.schema.field(name).type) or pa.types.is_floating(
+            table.schema.field(name).type
+        )
         view.add_column(name, justify="right" if numeric else "left")
     for row in table.to_pylist():
         view.add_row(*(_cell(v) for v in row.values()))
@@ -116,7 +143,12 @@ def _print_csv(table: pa.Table) -> None:
     writer = csv.writer(buf)
     writer.writerow(table.column_names)
     for row in table.to_pylist():
-        writer.writerow(["" if v is None else (";".join(map(str, v)) if isinstance(v, list) else v) for v in row.values()])
+        writer.writerow(
+            [
+                "" if v is None else (";".join(map(str, v)) if isinstance(v, list) else v)
+                for v in row.values()
+            ]
+        )
     sys.stdout.write(buf.getvalue())
 
 
@@ -150,22 +182,45 @@ class _BarReporter:
 def _import_with_progress(options: ImportOptions) -> ImportResult:
     if not sys.stderr.isatty():
         return run_import(options)
-    with Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-                  console=err, transient=True) as progress:  # fmt: skip
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    ) as progress:
         return run_import(options, _BarReporter(progress))
 
 
 def _plan_doc(plan: Plan) -> dict[str, Any]:
     return {
         "workspace": plan.workspace,
-        "roots": [{"provider": r.provider, "path": str(r.path), "origin": r.origin, "exists": r.path.is_dir()}
-                  for r in plan.roots],  # fmt: skip
+        "roots": [
+            {
+                "provider": r.provider,
+                "path": str(r.path),
+                "origin": r.origin,
+                "exists": r.path.is_dir(),
+            }
+            for r in plan.roots
+        ],
         "sources": [
-            {"provider": s.provider, "path": str(s.path), "source_id": s.source_id, "continuity": s.continuity,
-             "action": s.action, "start": s.start, "stop": s.stop, "bytes": s.pending_bytes,
-             "generation": s.generation, "code": s.code, "message": s.message}
+            {
+                "provider": s.provider,
+                "path": str(s.path),
+                "source_id": s.source_id,
+                "continuity": s.continuity,
+                "action": s.action,
+                "start": s.start,
+                "stop": s.stop,
+                "bytes": s.pending_bytes,
+                "generation": s.generation,
+                "code": s.code,
+                "message": s.message,
+            }
             for s in plan.sources
-        ],  # fmt: skip
+        ],
         "bytes_to_read": plan.bytes_to_read,
     }
 
@@ -192,11 +247,21 @@ def _result_doc(result: ImportResult) -> dict[str, Any]:
         "peak_rss_bytes": result.peak_rss_bytes,
         "totals": result.totals(),
         "sources": [
-            {"provider": s.planned.provider, "path": str(s.planned.path), "continuity": s.planned.continuity,
-             "status": s.status, "records": s.records, "events": s.events, "usage": s.usage,
-             "rejected": s.rejected, "bytes": s.bytes, "pending_bytes": s.pending_bytes, "message": s.message}
+            {
+                "provider": s.planned.provider,
+                "path": str(s.planned.path),
+                "continuity": s.planned.continuity,
+                "status": s.status,
+                "records": s.records,
+                "events": s.events,
+                "usage": s.usage,
+                "rejected": s.rejected,
+                "bytes": s.bytes,
+                "pending_bytes": s.pending_bytes,
+                "message": s.message,
+            }
             for s in result.sources
-        ],  # fmt: skip
+        ],
     }
 
 
@@ -204,10 +269,21 @@ def _result_doc(result: ImportResult) -> dict[str, Any]:
 def import_(
     home: HomeOpt = None,
     provider: ProviderOpt = None,
-    memory_limit: Annotated[str, typer.Option("--memory-limit", help="DuckDB memory ceiling.")] = "1GiB",
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the plan; write nothing.")] = False,
-    restart_drifted: Annotated[bool, typer.Option("--restart-drifted", help="Re-read refused sources from 0 as a new generation.")] = False,
-    wait: Annotated[bool, typer.Option("--wait", help="Wait for another import to finish instead of failing.")] = False,
+    memory_limit: Annotated[
+        str, typer.Option("--memory-limit", help="DuckDB memory ceiling.")
+    ] = "1GiB",
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the plan; write nothing.")
+    ] = False,
+    restart_drifted: Annotated[
+        bool,
+        typer.Option(
+            "--restart-drifted", help="Re-read refused sources from 0 as a new generation."
+        ),
+    ] = False,
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Wait for another import to finish instead of failing.")
+    ] = False,
     catalog: CatalogOpt = None,
     workspace: WorkspaceOpt = None,
     json: JsonOpt = False,
@@ -220,10 +296,15 @@ def import_(
 
         parse_size(memory_limit)
         options = ImportOptions(
-            catalog=_catalog(catalog), workspace=_workspace(workspace),
-            home=(home or default_home()).expanduser(), env=dict(os.environ), providers=tuple(provider or ()),
-            restart_drifted=restart_drifted, memory_limit=memory_limit, wait=wait,
-        )  # fmt: skip
+            catalog=_catalog(catalog),
+            workspace=_workspace(workspace),
+            home=(home or default_home()).expanduser(),
+            env=dict(os.environ),
+            providers=tuple(provider or ()),
+            restart_drifted=restart_drifted,
+            memory_limit=memory_limit,
+            wait=wait,
+        )
         if dry_run:
             plan = plan_import(options)
             _print_json(_plan_doc(plan)) if json else _print_plan(plan)
@@ -245,10 +326,17 @@ def import_(
             for line in s.reject_lines():
                 err.print(f"rejected: {line}", highlight=False, soft_wrap=True)
             if s.rejected > len(s.reject_samples):
-                err.print(f"rejected: {s.planned.path}: {s.rejected - len(s.reject_samples)} more; "
-                          "see the rejects table", highlight=False, soft_wrap=True)  # fmt: skip
+                err.print(
+                    f"rejected: {s.planned.path}: {s.rejected - len(s.reject_samples)} more; "
+                    "see the rejects table",
+                    highlight=False,
+                    soft_wrap=True,
+                )
         for s in result.refused:
-            err.print(f"refused: {s.planned.code or 'SCHEMA_DRIFT'}: {s.planned.path}: {s.message}", highlight=False)
+            err.print(
+                f"refused: {s.planned.code or 'SCHEMA_DRIFT'}: {s.planned.path}: {s.message}",
+                highlight=False,
+            )
         return result.exit_code
 
     code = _guard(debug, action)
@@ -267,9 +355,13 @@ def sources(
     """What discovery sees and what the planner would do with each source."""
 
     def action() -> None:
-        options = ImportOptions(catalog=_catalog(catalog), workspace=_workspace(workspace),
-                                home=(home or default_home()).expanduser(), env=dict(os.environ),
-                                providers=tuple(provider or ()))  # fmt: skip
+        options = ImportOptions(
+            catalog=_catalog(catalog),
+            workspace=_workspace(workspace),
+            home=(home or default_home()).expanduser(),
+            env=dict(os.environ),
+            providers=tuple(provider or ()),
+        )
         plan = plan_import(options)
         _print_json(_plan_doc(plan)) if json else _print_plan(plan)
 
@@ -284,23 +376,35 @@ def providers(json: JsonOpt = False, debug: DebugOpt = False) -> None:
     def action() -> None:
         home = default_home()
         rows = [
-            {"id": p.id, "aliases": list(p.aliases), "env": list(p.env_overrides),
-             "roots": [str(r.path) for r in p.roots(home, os.environ)],
-             "formats": [{"name": f.name, "position_kind": f.position_kind} for f in p.formats],
-             "capabilities": sorted(p.capabilities), "adapter_version": p.adapter_version,
-             "fixtures": list(p.fixtures), "tests": list(p.tests)}
+            {
+                "id": p.id,
+                "aliases": list(p.aliases),
+                "env": list(p.env_overrides),
+                "roots": [str(r.path) for r in p.roots(home, os.environ)],
+                "formats": [{"name": f.name, "position_kind": f.position_kind} for f in p.formats],
+                "capabilities": sorted(p.capabilities),
+                "adapter_version": p.adapter_version,
+                "fixtures": list(p.fixtures),
+                "tests": list(p.tests),
+            }
             for p in REGISTRY
-        ]  # fmt: skip
+        ]
         if json:
             _print_json({"providers": rows})
             return
         table = Table(title="providers")
         for col in ("id", "aliases", "formats", "capabilities", "adapter", "roots", "proved by"):
             table.add_column(col)
-        for r in rows:
-            table.add_row(r["id"], ", ".join(r["aliases"]), ", ".join(f"{f['name']} ({f['position_kind']})" for f in r["formats"]),
-                          ", ".join(r["capabilities"]), r["adapter_version"], "\n".join(r["roots"]),
-                          "\n".join(r["fixtures"] + r["tests"]))  # fmt: skip
+        for p in REGISTRY:
+            table.add_row(
+                p.id,
+                ", ".join(p.aliases),
+                ", ".join(f"{f.name} ({f.position_kind})" for f in p.formats),
+                ", ".join(sorted(p.capabilities)),
+                p.adapter_version,
+                "\n".join(str(r.path) for r in p.roots(home, os.environ)),
+                "\n".join(p.fixtures + p.tests),
+            )
         out.print(table)
 
     _guard(debug, action)
@@ -311,7 +415,9 @@ def search_(
     query: Annotated[str, typer.Argument(help="Words to find (BM25 ranked).")],
     limit: Annotated[int, typer.Option("--limit", min=1, max=500)] = 20,
     provider: Annotated[str | None, typer.Option("--provider")] = None,
-    kind: Annotated[str | None, typer.Option("--kind", help="prompt, response, reasoning, tool_call, ...")] = None,
+    kind: Annotated[
+        str | None, typer.Option("--kind", help="prompt, response, reasoning, tool_call, ...")
+    ] = None,
     catalog: CatalogOpt = None,
     workspace: WorkspaceOpt = None,
     json: JsonOpt = False,
@@ -320,11 +426,32 @@ def search_(
     """Full-text search over every imported event."""
 
     def action() -> None:
-        hits = search(_catalog(catalog), _workspace(workspace), query, limit=limit, provider=provider, kind=kind)
+        hits = search(
+            _catalog(catalog),
+            _workspace(workspace),
+            query,
+            limit=limit,
+            provider=provider,
+            kind=kind,
+        )
         if json:
-            _print_json({"query": query, "hits": [
-                {"session_id": h.session_id, "provider": h.provider, "kind": h.kind, "ts": h.ts,
-                 "score": h.score, "snippet": h.snippet, "event_id": h.event_id} for h in hits]})  # fmt: skip
+            _print_json(
+                {
+                    "query": query,
+                    "hits": [
+                        {
+                            "session_id": h.session_id,
+                            "provider": h.provider,
+                            "kind": h.kind,
+                            "ts": h.ts,
+                            "score": h.score,
+                            "snippet": h.snippet,
+                            "event_id": h.event_id,
+                        }
+                        for h in hits
+                    ],
+                }
+            )
             return
         table = Table(title=f"search: {query}")
         for col in ("score", "session", "kind", "when", "snippet"):
@@ -340,9 +467,15 @@ report_app = typer.Typer(no_args_is_help=True, help="Token usage and cost report
 app.add_typer(report_app, name="report")
 
 
-def _filter(tz: str, since: datetime | None, until: datetime | None, provider: str | None) -> ReportFilter:
-    return ReportFilter(tz=tz, since=since.date() if since else None, until=until.date() if until else None,
-                        provider=provider)  # fmt: skip
+def _filter(
+    tz: str, since: datetime | None, until: datetime | None, provider: str | None
+) -> ReportFilter:
+    return ReportFilter(
+        tz=tz,
+        since=since.date() if since else None,
+        until=until.date() if until else None,
+        provider=provider,
+    )
 
 
 def _period_command(period: str) -> Callable[..., None]:
@@ -358,13 +491,19 @@ def _period_command(period: str) -> Callable[..., None]:
         debug: DebugOpt = False,
     ) -> None:
         def action() -> None:
-            table = period_report(_catalog(catalog), _workspace(workspace), period,  # type: ignore[arg-type]
-                                  _filter(tz, since, until, provider))  # fmt: skip
+            table = period_report(
+                _catalog(catalog),
+                _workspace(workspace),
+                period,  # type: ignore[arg-type]
+                _filter(tz, since, until, provider),
+            )
             _emit(table, as_json=json, as_csv=csv, key=period, title=f"{period} usage ({tz})")
 
         _guard(debug, action)
 
-    command.__doc__ = f"Token usage and cost per {period.removesuffix('ly').replace('dai', 'day')} and model."
+    command.__doc__ = (
+        f"Token usage and cost per {period.removesuffix('ly').replace('dai', 'day')} and model."
+    )
     return command
 
 
@@ -387,7 +526,9 @@ def report_session(
     """Token usage and cost per session."""
 
     def action() -> None:
-        table = session_report(_catalog(catalog), _workspace(workspace), _filter(tz, since, until, provider))
+        table = session_report(
+            _catalog(catalog), _workspace(workspace), _filter(tz, since, until, provider)
+        )
         _emit(table, as_json=json, as_csv=csv, key="sessions", title="usage per session")
 
     _guard(debug, action)
@@ -395,7 +536,9 @@ def report_session(
 
 @app.command("sql")
 def sql_(
-    statement: Annotated[str, typer.Argument(help="One SQL statement; tables are scoped to the workspace.")],
+    statement: Annotated[
+        str, typer.Argument(help="One SQL statement; tables are scoped to the workspace.")
+    ],
     csv: CsvOpt = False,
     catalog: CatalogOpt = None,
     workspace: WorkspaceOpt = None,
@@ -413,7 +556,9 @@ def sql_(
 
 @app.command()
 def demo(
-    dir: Annotated[Path, typer.Option("--dir", help="Where to write the synthetic home and catalog.")] = Path(".demo"),
+    dir: Annotated[
+        Path, typer.Option("--dir", help="Where to write the synthetic home and catalog.")
+    ] = Path(".demo"),
     debug: DebugOpt = False,
 ) -> None:
     """Generate a synthetic home, import it into a fresh catalog and show a report and a search."""
@@ -422,12 +567,21 @@ def demo(
     def action() -> None:
         home, catalog = dir / "home", dir / "catalog.duckdb"
         stats = generate_claude_home(home)
-        out.print(f"synthetic home: {stats.files} files, {stats.lines:,} lines in {home}", highlight=False)
-        result = _import_with_progress(ImportOptions(catalog=catalog, workspace="default", home=home, env={}))
+        out.print(
+            f"synthetic home: {stats.files} files, {stats.lines:,} lines in {home}", highlight=False
+        )
+        result = _import_with_progress(
+            ImportOptions(catalog=catalog, workspace="default", home=home, env={})
+        )
         totals = result.totals()
-        out.print(f"imported {totals['records']:,} records → {totals['events']:,} events, "
-                  f"{totals['usage_rows']:,} model calls in {result.seconds:.2f}s", highlight=False)  # fmt: skip
-        _print_table(period_report(catalog, "default", "daily", ReportFilter()), "daily usage (UTC)")
+        out.print(
+            f"imported {totals['records']:,} records → {totals['events']:,} events, "
+            f"{totals['usage_rows']:,} model calls in {result.seconds:.2f}s",
+            highlight=False,
+        )
+        _print_table(
+            period_report(catalog, "default", "daily", ReportFilter()), "daily usage (UTC)"
+        )
         query = "cache bug"
         table = Table(title=f"search: {query}")
         for col in ("score", "session", "kind", "snippet"):

@@ -30,24 +30,32 @@ def default_workspace(env: Mapping[str, str] | None = None) -> str:
 def check_workspace(name: str) -> str:
     """A workspace name: 1–64 characters of letters, digits, ``-``, ``_`` or ``.``."""
     if not (0 < len(name) <= 64) or not all(c.isalnum() or c in "-_." for c in name):
-        raise ConfigurationError(f"invalid workspace {name!r}: use 1-64 letters, digits, '-', '_' or '.'")
+        raise ConfigurationError(
+            f"invalid workspace {name!r}: use 1-64 letters, digits, '-', '_' or '.'"
+        )
     return name
 
 
 def parse_size(text: str) -> int:
     """``"1GiB"``, ``"512MiB"``, ``"800MB"`` or plain bytes → bytes."""
-    units = {"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "kb": 10**3, "mb": 10**6, "gb": 10**9, "b": 1}
+    units = {
+        "kib": 1 << 10,
+        "mib": 1 << 20,
+        "gib": 1 << 30,
+        "kb": 10**3,
+        "mb": 10**6,
+        "gb": 10**9,
+        "b": 1,
+    }
     lowered = text.strip().lower()
-    for suffix, factor in units.items():
-        if lowered.endswith(suffix):
-            number = lowered[: -len(suffix)].strip()
-            break
-    else:
-        number, factor = lowered, 1
+    suffix = next((u for u in units if lowered.endswith(u)), "")
+    number, factor = lowered[: len(lowered) - len(suffix)].strip(), units.get(suffix, 1)
     try:
         value = float(number)
     except ValueError:
-        raise ConfigurationError(f"invalid size {text!r}: use e.g. 1GiB, 512MiB or a byte count") from None
+        raise ConfigurationError(
+            f"invalid size {text!r}: use e.g. 1GiB, 512MiB or a byte count"
+        ) from None
     if value <= 0:
         raise ConfigurationError(f"invalid size {text!r}: must be positive")
     return int(value * factor)

@@ -4,7 +4,7 @@ calls and checkpoint windows before any new transcript byte is read (DESIGN §5)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final, Literal
 
@@ -16,16 +16,27 @@ from agentlake.transform.redact import POLICY_VERSION
 from .errors import ConfigurationError
 
 Continuity = Literal[
-    "new", "unchanged", "validated-append", "truncated", "replaced", "rewritten", "drift",
-    "outside-root", "unreadable",
-]  # fmt: skip
+    "new",
+    "unchanged",
+    "validated-append",
+    "truncated",
+    "replaced",
+    "rewritten",
+    "drift",
+    "outside-root",
+    "unreadable",
+]
 Action = Literal["read", "skip", "refuse"]
 
 REFUSED: Final = frozenset({"truncated", "replaced", "rewritten", "drift"})
 _CODES: Final = {
-    "truncated": "SOURCE_TRUNCATED", "replaced": "SOURCE_REPLACED", "rewritten": "SOURCE_REWRITTEN",
-    "drift": "SCHEMA_DRIFT", "outside-root": "SOURCE_OUTSIDE_ROOT", "unreadable": "SOURCE_UNREADABLE",
-}  # fmt: skip
+    "truncated": "SOURCE_TRUNCATED",
+    "replaced": "SOURCE_REPLACED",
+    "rewritten": "SOURCE_REWRITTEN",
+    "drift": "SCHEMA_DRIFT",
+    "outside-root": "SOURCE_OUTSIDE_ROOT",
+    "unreadable": "SOURCE_UNREADABLE",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,46 +110,95 @@ def classify(
     restart_refused: bool = False,
 ) -> PlannedSource:
     """Decide what to do with one discovered source (the table of DESIGN §5)."""
-    base = {"provider": source.provider, "path": source.path, "source_id": source.source_id,
-            "source": source, "checkpoint": checkpoint}  # fmt: skip
+    base = PlannedSource(
+        source.provider, source.path, source.source_id, "new", "read",
+        stop=source.size, source=source, checkpoint=checkpoint,
+    )  # fmt: skip
     if checkpoint is None:
-        return PlannedSource(**base, continuity="new", action="read", stop=source.size)  # type: ignore[arg-type]
+        return base
     cp = checkpoint
     outcome: Continuity | None = None
     message = None
-    if int(cp.adapter_version.split(".")[0]) != spec.adapter_major or cp.policy_version != POLICY_VERSION:
+    if (
+        int(cp.adapter_version.split(".")[0]) != spec.adapter_major
+        or cp.policy_version != POLICY_VERSION
+    ):
         outcome = "drift"
-        message = (f"imported with adapter {cp.adapter_version} / redaction policy {cp.policy_version}, "
-                   f"now {spec.adapter_version} / {POLICY_VERSION}; rerun with --restart-drifted to re-import")  # fmt: skip
+        message = (
+            f"imported with adapter {cp.adapter_version} / redaction policy {cp.policy_version}, "
+            f"now {spec.adapter_version} / {POLICY_VERSION}; rerun with --restart-drifted to re-import"
+        )
     elif (cp.device, cp.inode) != (source.device, source.inode):
-        outcome, message = "replaced", "file identity (device, inode) changed; rerun with --restart-drifted to re-import it"
+        outcome, message = (
+            "replaced",
+            "file identity (device, inode) changed; rerun with --restart-drifted to re-import it",
+        )
     elif source.size < cp.committed_offset:
         outcome = "truncated"
-        message = (f"file shrank to {source.size} bytes below the committed offset {cp.committed_offset}; "
-                   "its imported data is kept; rerun with --restart-drifted to re-import it")  # fmt: skip
+        message = (
+            f"file shrank to {source.size} bytes below the committed offset {cp.committed_offset}; "
+            "its imported data is kept; rerun with --restart-drifted to re-import it"
+        )
     elif cp.status == "refused" and cp.continuity in REFUSED:
         outcome, message = cp.continuity, cp.refusal  # type: ignore[assignment]
     if outcome is None:
         if source.size == cp.size_bytes and source.mtime_ns == cp.mtime_ns:
-            return PlannedSource(**base, continuity="unchanged", action="skip",  # type: ignore[arg-type]
-                                 start=cp.committed_offset, stop=cp.committed_offset,
-                                 generation=cp.generation)  # fmt: skip
-        if cp.committed_offset and window_digest(source.path, cp.committed_offset) != cp.prefix_digest:
+            return replace(
+                base,
+                continuity="unchanged",
+                action="skip",
+                start=cp.committed_offset,
+                stop=cp.committed_offset,
+                generation=cp.generation,
+            )
+        if (
+            cp.committed_offset
+            and window_digest(source.path, cp.committed_offset) != cp.prefix_digest
+        ):
             outcome = "rewritten"
-            message = (f"the bytes before the committed offset {cp.committed_offset} changed; "
-                       "rerun with --restart-drifted to re-import it")  # fmt: skip
+            message = (
+                f"the bytes before the committed offset {cp.committed_offset} changed; "
+                "rerun with --restart-drifted to re-import it"
+            )
         elif source.size == cp.committed_offset or source.size == cp.size_bytes:
-            return PlannedSource(**base, continuity="unchanged", action="skip", touched=True,  # type: ignore[arg-type]
-                                 start=cp.committed_offset, stop=cp.committed_offset,
-                                 generation=cp.generation)  # fmt: skip
+            return replace(
+                base,
+                continuity="unchanged",
+                action="skip",
+                touched=True,
+                start=cp.committed_offset,
+                stop=cp.committed_offset,
+                generation=cp.generation,
+            )
         else:
-            return PlannedSource(**base, continuity="validated-append", action="read",  # type: ignore[arg-type]
-                                 start=cp.committed_offset, stop=source.size, generation=cp.generation)  # fmt: skip
+            return replace(
+                base,
+                continuity="validated-append",
+                action="read",
+                start=cp.committed_offset,
+                stop=source.size,
+                generation=cp.generation,
+            )
     if restart_refused:
-        return PlannedSource(**base, continuity=outcome, action="read", start=0, stop=source.size,  # type: ignore[arg-type]
-                             generation=cp.generation + 1, restart=True, message=message)  # fmt: skip
-    return PlannedSource(**base, continuity=outcome, action="refuse", message=message,  # type: ignore[arg-type]
-                         start=cp.committed_offset, stop=cp.committed_offset, generation=cp.generation)  # fmt: skip
+        return replace(
+            base,
+            continuity=outcome,
+            action="read",
+            start=0,
+            stop=source.size,
+            generation=cp.generation + 1,
+            restart=True,
+            message=message,
+        )
+    return replace(
+        base,
+        continuity=outcome,
+        action="refuse",
+        message=message,
+        start=cp.committed_offset,
+        stop=cp.committed_offset,
+        generation=cp.generation,
+    )
 
 
 def make_plan(
@@ -163,9 +223,19 @@ def make_plan(
                         continue
                     seen.add(item.source_id)
                     if isinstance(item, RefusedPath):
-                        continuity: Continuity = "outside-root" if item.code == "SOURCE_OUTSIDE_ROOT" else "unreadable"
-                        planned.append(PlannedSource(spec.id, item.path, item.source_id, continuity,
-                                                     "refuse", message=item.message))  # fmt: skip
+                        continuity: Continuity = (
+                            "outside-root" if item.code == "SOURCE_OUTSIDE_ROOT" else "unreadable"
+                        )
+                        planned.append(
+                            PlannedSource(
+                                spec.id,
+                                item.path,
+                                item.source_id,
+                                continuity,
+                                "refuse",
+                                message=item.message,
+                            )
+                        )
                     else:
                         cp = checkpoints.get(item.source_id)
                         planned.append(classify(item, cp, spec, restart_refused=restart_refused))

@@ -20,7 +20,16 @@ from .errors import ConfigurationError
 
 Period = Literal["daily", "weekly", "monthly"]
 _UNITS: Final = {"daily": "day", "weekly": "week", "monthly": "month"}
-SCOPED_TABLES: Final = ("sources", "sessions", "events", "usage", "imports", "rejects", "usage_costed", "usage_daily")
+SCOPED_TABLES: Final = (
+    "sources",
+    "sessions",
+    "events",
+    "usage",
+    "imports",
+    "rejects",
+    "usage_costed",
+    "usage_daily",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +45,9 @@ class ReportFilter:
         try:
             ZoneInfo(self.tz)
         except (ZoneInfoNotFoundError, ValueError):
-            raise ConfigurationError(f"unknown time zone {self.tz!r}; use an IANA name such as Europe/Berlin") from None
+            raise ConfigurationError(
+                f"unknown time zone {self.tz!r}; use an IANA name such as Europe/Berlin"
+            ) from None
         if self.since and self.until and self.since > self.until:
             raise ConfigurationError(f"--since {self.since} is after --until {self.until}")
 
@@ -46,9 +57,15 @@ def period_report(catalog: Path, workspace: str, period: Period, flt: ReportFilt
     with open_for_read(catalog) as con:
         return con.execute(
             sql.query("report_period"),
-            {"unit": _UNITS[period], "tz": flt.tz, "workspace": workspace, "provider": flt.provider,
-             "since": flt.since, "until": flt.until},
-        ).fetch_arrow_table()  # fmt: skip
+            {
+                "unit": _UNITS[period],
+                "tz": flt.tz,
+                "workspace": workspace,
+                "provider": flt.provider,
+                "since": flt.since,
+                "until": flt.until,
+            },
+        ).fetch_arrow_table()
 
 
 def session_report(catalog: Path, workspace: str, flt: ReportFilter) -> pa.Table:
@@ -56,9 +73,14 @@ def session_report(catalog: Path, workspace: str, flt: ReportFilter) -> pa.Table
     with open_for_read(catalog) as con:
         return con.execute(
             sql.query("report_session"),
-            {"tz": flt.tz, "workspace": workspace, "provider": flt.provider,
-             "since": flt.since, "until": flt.until},
-        ).fetch_arrow_table()  # fmt: skip
+            {
+                "tz": flt.tz,
+                "workspace": workspace,
+                "provider": flt.provider,
+                "since": flt.since,
+                "until": flt.until,
+            },
+        ).fetch_arrow_table()
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,26 +108,42 @@ def snippet(text: str, terms: list[str], width: int = 80) -> str:
 
 
 def search(
-    catalog: Path, workspace: str, query: str, *, limit: int = 20,
-    provider: str | None = None, kind: str | None = None,
-) -> list[SearchHit]:  # fmt: skip
+    catalog: Path,
+    workspace: str,
+    query: str,
+    *,
+    limit: int = 20,
+    provider: str | None = None,
+    kind: str | None = None,
+) -> list[SearchHit]:
     """Events matching ``query`` ranked by BM25."""
     if not query.strip():
         raise ConfigurationError("empty search query")
     with open_for_read(catalog) as con:
         if not load_fts(con):
-            raise ConfigurationError("the DuckDB fts extension is not available: install the "
-                                     "duckdb-extension-fts wheel for this platform")  # fmt: skip
+            raise ConfigurationError(
+                "the DuckDB fts extension is not available: install the "
+                "duckdb-extension-fts wheel for this platform"
+            )
         try:
             rows = con.execute(
                 sql.query("search"),
-                {"query": query, "workspace": workspace, "provider": provider, "kind": kind,
-                 "limit": limit, "tz": "UTC"},
+                {
+                    "query": query,
+                    "workspace": workspace,
+                    "provider": provider,
+                    "kind": kind,
+                    "limit": limit,
+                    "tz": "UTC",
+                },
             ).fetchall()
         except duckdb.CatalogException:
             return []  # no index yet: nothing imported with text
     terms = re.findall(r"\w+", query)
-    return [SearchHit(r[2], r[1], r[4], r[3], float(r[6]), snippet(r[5] or "", terms), r[0]) for r in rows]
+    return [
+        SearchHit(r[2], r[1], r[4], r[3], float(r[6]), snippet(r[5] or "", terms), r[0])
+        for r in rows
+    ]
 
 
 def scoped_sql(catalog: Path, workspace: str, statement: str) -> pa.Table:

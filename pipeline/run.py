@@ -29,7 +29,6 @@ from .errors import SourceError
 from .plan import Plan, PlannedSource, make_plan, select_providers
 from .progress import NullReporter, Reporter
 
-
 REJECT_SAMPLES = 20  # rejects per source reported back line by line (all are in `rejects`)
 
 
@@ -45,7 +44,7 @@ class ImportOptions:
     restart_drifted: bool = False
     memory_limit: str | None = None
     wait: bool = False
-    limits: ExtractLimits = ExtractLimits()
+    limits: ExtractLimits = field(default_factory=ExtractLimits)
     build_index: bool = True
 
 
@@ -126,8 +125,14 @@ def plan_import(options: ImportOptions) -> Plan:
     if options.catalog.is_file():
         with open_for_read(options.catalog, wait=options.wait) as con:
             checkpoints = load_checkpoints(con, options.workspace)
-    return make_plan(checkpoints, workspace=options.workspace, home=options.home, env=options.env,
-                     providers=specs, restart_refused=options.restart_drifted)  # fmt: skip
+    return make_plan(
+        checkpoints,
+        workspace=options.workspace,
+        home=options.home,
+        env=options.env,
+        providers=specs,
+        restart_refused=options.restart_drifted,
+    )
 
 
 def run_import(options: ImportOptions, reporter: Reporter | None = None) -> ImportResult:
@@ -135,11 +140,18 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
     reporter = reporter or NullReporter()
     started = time.perf_counter()
     specs = select_providers(options.providers)
-    with open_for_write(options.catalog, wait=options.wait, memory_limit=options.memory_limit) as con:
+    with open_for_write(
+        options.catalog, wait=options.wait, memory_limit=options.memory_limit
+    ) as con:
         writer = CatalogWriter(con, options.workspace)
-        plan = make_plan(load_checkpoints(con, options.workspace), workspace=options.workspace,
-                         home=options.home, env=options.env, providers=specs,
-                         restart_refused=options.restart_drifted)  # fmt: skip
+        plan = make_plan(
+            load_checkpoints(con, options.workspace),
+            workspace=options.workspace,
+            home=options.home,
+            env=options.env,
+            providers=specs,
+            restart_refused=options.restart_drifted,
+        )
         reporter.planned(plan)
         import_id = writer.begin_import()
         result = ImportResult(import_id, plan)
@@ -154,31 +166,54 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
         result.peak_rss_bytes = peak_rss_bytes()
         detail: dict[str, Any] = {
             "continuity": dict(Counter(s.planned.continuity for s in result.sources)),
-            "refused": [{"path": str(s.planned.path), "code": s.planned.code or "SCHEMA_DRIFT",
-                         "message": s.message} for s in result.refused],  # fmt: skip
+            "refused": [
+                {
+                    "path": str(s.planned.path),
+                    "code": s.planned.code or "SCHEMA_DRIFT",
+                    "message": s.message,
+                }
+                for s in result.refused
+            ],
             "index_seconds": result.index_seconds,
         }
         status = "refused" if result.refused else "ok"
-        writer.finish_import(import_id, status, {**result.totals(), "peak_rss_bytes": result.peak_rss_bytes}, detail)
+        writer.finish_import(
+            import_id, status, {**result.totals(), "peak_rss_bytes": result.peak_rss_bytes}, detail
+        )
     return result
 
 
-def _state(planned: PlannedSource, spec: ProviderSpec, offset: int, digest: str | None,
-           *, status: str = "ok", refusal: str | None = None, continuity: str | None = None) -> SourceState:  # fmt: skip
+def _state(
+    planned: PlannedSource,
+    spec: ProviderSpec,
+    offset: int,
+    digest: str | None,
+    *,
+    status: str = "ok",
+    refusal: str | None = None,
+    continuity: str | None = None,
+) -> SourceState:
     assert planned.source is not None
     return SourceState(
-        source=planned.source, committed_offset=offset, prefix_digest=digest,
-        generation=planned.generation, adapter_version=spec.adapter_version,
-        policy_version=POLICY_VERSION, continuity=continuity or planned.continuity,
-        status=status, refusal=refusal,
-    )  # fmt: skip
+        source=planned.source,
+        committed_offset=offset,
+        prefix_digest=digest,
+        generation=planned.generation,
+        adapter_version=spec.adapter_version,
+        policy_version=POLICY_VERSION,
+        continuity=continuity or planned.continuity,
+        status=status,
+        refusal=refusal,
+    )
 
 
 class _Committer:
     """Groups consecutive pieces (small sources together, large ones batch by batch)
     into commits of about ``max_records`` records, each one transaction."""
 
-    def __init__(self, writer: CatalogWriter, import_id: int, reporter: Reporter, max_records: int) -> None:
+    def __init__(
+        self, writer: CatalogWriter, import_id: int, reporter: Reporter, max_records: int
+    ) -> None:
         self.writer, self.import_id, self.reporter = writer, import_id, reporter
         self.max_records = max_records
         self.pending: list[tuple[Piece, SourceOutcome, int]] = []
@@ -211,12 +246,18 @@ class _Committer:
         self.records = 0
 
 
-def _run_source(committer: _Committer, planned: PlannedSource, options: ImportOptions) -> SourceOutcome:
+def _run_source(
+    committer: _Committer, planned: PlannedSource, options: ImportOptions
+) -> SourceOutcome:
     if planned.action == "skip":
         outcome = SourceOutcome(planned, "unchanged")
         if planned.touched and planned.checkpoint is not None:
-            state = _state(planned, by_id(planned.provider), planned.checkpoint.committed_offset,
-                           planned.checkpoint.prefix_digest)  # fmt: skip
+            state = _state(
+                planned,
+                by_id(planned.provider),
+                planned.checkpoint.committed_offset,
+                planned.checkpoint.prefix_digest,
+            )
             committer.add(Piece(state, None, [], 0), outcome, 0)
         return outcome
     if planned.action == "refuse":
@@ -224,8 +265,13 @@ def _run_source(committer: _Committer, planned: PlannedSource, options: ImportOp
         if planned.source is not None and planned.checkpoint is not None:
             cp = planned.checkpoint
             # Keep the committed data and offset; remember why it is refused.
-            state = _refused_state(planned, by_id(planned.provider), cp.committed_offset, cp.prefix_digest,
-                                   planned.message)  # fmt: skip
+            state = _refused_state(
+                planned,
+                by_id(planned.provider),
+                cp.committed_offset,
+                cp.prefix_digest,
+                planned.message,
+            )
             committer.add(Piece(state, None, [], 0), outcome, 0)
         return outcome
     spec = by_id(planned.provider)
@@ -233,14 +279,23 @@ def _run_source(committer: _Committer, planned: PlannedSource, options: ImportOp
     assert source is not None
     outcome = SourceOutcome(planned, "imported")
     offset = planned.start
-    digest = planned.checkpoint.prefix_digest if planned.checkpoint and not planned.restart else None
+    digest = (
+        planned.checkpoint.prefix_digest if planned.checkpoint and not planned.restart else None
+    )
     restart = planned.restart
     try:
-        for batch in extract_source(spec, source, start=planned.start, stop=planned.stop, limits=options.limits):
+        for batch in extract_source(
+            spec, source, start=planned.start, stop=planned.stop, limits=options.limits
+        ):
             rows = transform_batch(batch.tables, provider=spec.id, source_id=source.source_id)
             digest = window_digest(source.path, batch.end_offset)
-            piece = Piece(_state(planned, spec, batch.end_offset, digest), rows, batch.rejects,
-                          batch.records, restart)  # fmt: skip
+            piece = Piece(
+                _state(planned, spec, batch.end_offset, digest),
+                rows,
+                batch.rejects,
+                batch.records,
+                restart,
+            )
             restart = False
             outcome.records += batch.records
             outcome.bytes += batch.end_offset - offset
@@ -256,26 +311,53 @@ def _run_source(committer: _Committer, planned: PlannedSource, options: ImportOp
         return outcome
     if outcome.bytes == 0 and planned.start == offset:
         outcome.status = "empty" if planned.continuity == "new" else "unchanged"
-        committer.add(Piece(_state(planned, spec, offset, digest), None, [], 0, restart), outcome, 0)
+        committer.add(
+            Piece(_state(planned, spec, offset, digest), None, [], 0, restart), outcome, 0
+        )
     outcome.pending_bytes = planned.stop - offset
     if outcome.pending_bytes:
         committer.reporter.advanced(planned, outcome.pending_bytes)
     return outcome
 
 
-def _refused_state(planned: PlannedSource, spec: ProviderSpec, offset: int, digest: str | None,
-                   message: str | None, continuity: str | None = None) -> SourceState:  # fmt: skip
-    state = _state(planned, spec, offset, digest, status="refused", refusal=message, continuity=continuity)
+def _refused_state(
+    planned: PlannedSource,
+    spec: ProviderSpec,
+    offset: int,
+    digest: str | None,
+    message: str | None,
+    continuity: str | None = None,
+) -> SourceState:
+    state = _state(
+        planned, spec, offset, digest, status="refused", refusal=message, continuity=continuity
+    )
     if planned.checkpoint is None or planned.restart:
         return state
     # A refused source keeps its old identity/stat so the refusal repeats until resolved.
     cp = planned.checkpoint
     assert planned.source is not None
     src = planned.source
-    kept = type(src)(src.provider, src.path, src.root, src.position_kind, cp.device, cp.inode,
-                     cp.size_bytes, cp.mtime_ns)  # fmt: skip
-    return SourceState(kept, offset, digest, cp.generation, cp.adapter_version, cp.policy_version,
-                       continuity or planned.continuity, "refused", message)  # fmt: skip
+    kept = type(src)(
+        src.provider,
+        src.path,
+        src.root,
+        src.position_kind,
+        cp.device,
+        cp.inode,
+        cp.size_bytes,
+        cp.mtime_ns,
+    )
+    return SourceState(
+        kept,
+        offset,
+        digest,
+        cp.generation,
+        cp.adapter_version,
+        cp.policy_version,
+        continuity or planned.continuity,
+        "refused",
+        message,
+    )
 
 
 def default_home(env: Mapping[str, str] | None = None) -> Path:

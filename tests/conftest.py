@@ -19,8 +19,11 @@ CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 
 def cli_env(**extra: str) -> dict[str, str]:
     """A clean environment for the CLI: no provider env overrides leak in."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "AGENTLAKE_CATALOG", "AGENTLAKE_WORKSPACE")}  # fmt: skip
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "AGENTLAKE_CATALOG", "AGENTLAKE_WORKSPACE")
+    }
     env.update(extra)
     return env
 
@@ -29,11 +32,17 @@ def cli_env(**extra: str) -> dict[str, str]:
 def run_cli() -> CliRunner:
     """Run ``agentlake ARGS`` as a real subprocess; returns the completed process."""
 
-    def run(*args: str | Path, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    def run(
+        *args: str | Path, env: dict[str, str] | None = None, timeout: float = 300
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "agentlake", *map(str, args)],
-            capture_output=True, text=True, env=env or cli_env(), timeout=timeout, check=False,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            env=env or cli_env(),
+            timeout=timeout,
+            check=False,
+        )
 
     return run
 

@@ -18,13 +18,28 @@ from tests.conftest import REPO
 @pytest.mark.slow
 def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(REPO)],
-                   check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--wheel",
+            "--no-isolation",
+            "--outdir",
+            str(dist),
+            str(REPO),
+        ],
+        check=True,
+        capture_output=True,
+    )
     (wheel,) = dist.glob("agentlake-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     top = {n.split("/")[0] for n in names if not n.startswith("agentlake-")}
     assert top == {"agentlake"}
-    assert "agentlake/sql/001_initial.sql" in names and "agentlake/sql/queries/merge_usage.sql" in names
+    assert (
+        "agentlake/sql/001_initial.sql" in names
+        and "agentlake/sql/queries/merge_usage.sql" in names
+    )
     assert "agentlake/extract/providers/claude.py" in names
 
     env_dir = tmp_path / "venv"
@@ -33,19 +48,36 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
     # Reuse this environment's already-installed dependencies (no network); the wheel's
     # own files come first on sys.path because they are in the new venv's site-packages.
     site = Path(sysconfig.get_paths()["purelib"])
-    new_site = Path(subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                   check=True, capture_output=True, text=True).stdout.strip())  # fmt: skip
+    new_site = Path(
+        subprocess.run(
+            [py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
     (new_site / "deps.pth").write_text(f"{site}\n")
-    subprocess.run([py, "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)], check=True)
+    subprocess.run(
+        [py, "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)], check=True
+    )
 
-    helped = subprocess.run([env_dir / "bin" / "agentlake", "--help"], capture_output=True, text=True, check=False)
+    helped = subprocess.run(
+        [env_dir / "bin" / "agentlake", "--help"], capture_output=True, text=True, check=False
+    )
     assert helped.returncode == 0 and "import" in helped.stdout
     probe = subprocess.run(
-        [py, "-c", "import agentlake, agentlake.load.catalog as c; print(agentlake.__file__); "
-                   "print(c.SCHEMA_VERSION); import importlib.util as u; "
-                   "print(u.find_spec('load'), u.find_spec('sql'), u.find_spec('pipeline'))"],
-        capture_output=True, text=True, check=True, cwd=tmp_path,
-    )  # fmt: skip
+        [
+            py,
+            "-c",
+            "import agentlake, agentlake.load.catalog as c; print(agentlake.__file__); "
+            "print(c.SCHEMA_VERSION); import importlib.util as u; "
+            "print(u.find_spec('load'), u.find_spec('sql'), u.find_spec('pipeline'))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
     lines = probe.stdout.splitlines()
     assert lines[0].startswith(str(new_site))
     assert int(lines[1]) >= 1

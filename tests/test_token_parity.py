@@ -27,7 +27,9 @@ Totals = dict[tuple[str, str], tuple[int, int, int, int]]
 #   9,000 output, 90,000 cache write, 900,000 cache read).
 DAILY_QUIRK = {
     "missing_request_id": {("2026-05-04", "claude-sonnet-4-5-20250929"): (10, 129, 1200, 26000)},
-    "ccusage_drop_rules": {("2026-05-05", "claude-sonnet-4-5-20250929"): (906, 9150, 91300, 911000)},
+    "ccusage_drop_rules": {
+        ("2026-05-05", "claude-sonnet-4-5-20250929"): (906, 9150, 91300, 911000)
+    },
 }
 
 
@@ -38,12 +40,14 @@ def _golden(name: str) -> tuple[Totals, dict[str, int]]:
     for day in doc["daily"]:
         per_day[day["date"]] = day["totalTokens"]
         for m in day["modelBreakdowns"]:
-            per_model[(day["date"], m["modelName"])] = tuple(m[f] for f in FIELDS)  # type: ignore[assignment]
+            per_model[(day["date"], m["modelName"])] = (m[FIELDS[0]], m[FIELDS[1]], m[FIELDS[2]], m[FIELDS[3]])
     return per_model, per_day
 
 
 def _imported(home: Path, catalog: Path) -> tuple[Totals, dict[str, int]]:
-    result = run_import(ImportOptions(catalog=catalog, workspace="default", home=home, env={}, build_index=False))
+    result = run_import(
+        ImportOptions(catalog=catalog, workspace="default", home=home, env={}, build_index=False)
+    )
     assert result.exit_code == 0
     con = duckdb.connect(str(catalog), read_only=True)
     rows = con.execute(
@@ -62,7 +66,11 @@ def _imported(home: Path, catalog: Path) -> tuple[Totals, dict[str, int]]:
 
 
 def _fixture_names() -> list[str]:
-    return sorted(p.name.removesuffix(".daily.json") for p in GOLDEN.glob("*.daily.json") if p.name != "demo.daily.json")
+    return sorted(
+        p.name.removesuffix(".daily.json")
+        for p in GOLDEN.glob("*.daily.json")
+        if p.name != "demo.daily.json"
+    )
 
 
 @pytest.mark.parametrize("name", _fixture_names())
@@ -71,7 +79,9 @@ def test_fixture_matches_ccusage(name: str, tmp_path: Path) -> None:
     got, got_days = _imported(FIXTURES / "claude" / name, tmp_path / "c.duckdb")
     if name in DAILY_QUIRK:
         expected.update(DAILY_QUIRK[name])
-        expected_days = {day: sum(sum(v) for (d, _), v in expected.items() if d == day) for day in expected_days}
+        expected_days = {
+            day: sum(sum(v) for (d, _), v in expected.items() if d == day) for day in expected_days
+        }
     assert got == expected
     assert got_days == expected_days
     assert sum(got_days.values()) > 0
@@ -97,7 +107,11 @@ def test_fixture_tokens_do_not_depend_on_file_order_or_reimport(tmp_path: Path) 
         target = home / f.relative_to(source)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(f, target)
-        run_import(ImportOptions(catalog=catalog, workspace="default", home=home, env={}, build_index=False))
+        run_import(
+            ImportOptions(
+                catalog=catalog, workspace="default", home=home, env={}, build_index=False
+            )
+        )
     expected, _ = _golden("resumed_session_copies")
     got, _ = _imported(home, catalog)
     assert got == expected
@@ -111,7 +125,10 @@ def test_real_captured_transcripts_match_ccusage(tmp_path: Path) -> None:
     """Real Claude Code 1.0.17 captures: ccusage 20.0.24 reports 293 / 19,313 / 206,624 /
     4,302,385 (shared/conformance/MANIFEST.md)."""
     home = tmp_path / "home"
-    shutil.copytree(SNIFFLY / "-Users-chip-dev-ai-music", home / ".claude" / "projects" / "-Users-chip-dev-ai-music")
+    shutil.copytree(
+        SNIFFLY / "-Users-chip-dev-ai-music",
+        home / ".claude" / "projects" / "-Users-chip-dev-ai-music",
+    )
     got, days = _imported(home, tmp_path / "c.duckdb")
     assert got == {
         ("2025-06-08", "claude-sonnet-4-20250514"): (205, 19035, 190624, 4257841),

@@ -17,7 +17,15 @@ from agentlake.extract.rows import RawTables
 from .identity import with_id
 from .redact import redact
 
-EVENT_KINDS: Final = ("prompt", "response", "reasoning", "tool_call", "tool_result", "summary", "system")
+EVENT_KINDS: Final = (
+    "prompt",
+    "response",
+    "reasoning",
+    "tool_call",
+    "tool_result",
+    "summary",
+    "system",
+)
 
 _ISO_Z: Final = "%Y-%m-%dT%H:%M:%S%.fZ"
 _ISO_OFFSET: Final = "%Y-%m-%dT%H:%M:%S%.f%:z"
@@ -37,25 +45,34 @@ def utc_timestamp(column: pl.Expr) -> pl.Expr:
     """ISO-8601 text (``Z`` or ``±hh:mm``) → UTC timestamp; unparsable → null."""
     return pl.coalesce(
         column.str.to_datetime(_ISO_Z, time_unit="us", strict=False).dt.replace_time_zone("UTC"),
-        column.str.to_datetime(_ISO_OFFSET, time_unit="us", strict=False).dt.convert_time_zone("UTC"),
+        column.str.to_datetime(_ISO_OFFSET, time_unit="us", strict=False).dt.convert_time_zone(
+            "UTC"
+        ),
     )
 
 
 def event_kind(block_type: pl.Expr, role: pl.Expr) -> pl.Expr:
     """Classify a raw block into one of :data:`EVENT_KINDS`."""
     prose = (
-        pl.when(role == "user").then(pl.lit("prompt"))
-        .when(role == "assistant").then(pl.lit("response"))
+        pl.when(role == "user")
+        .then(pl.lit("prompt"))
+        .when(role == "assistant")
+        .then(pl.lit("response"))
         .otherwise(pl.lit("system"))
-    )  # fmt: skip
+    )
     return (
-        pl.when(block_type.is_in(["text", "image"])).then(prose)
-        .when(block_type == "thinking").then(pl.lit("reasoning"))
-        .when(block_type == "tool_use").then(pl.lit("tool_call"))
-        .when(block_type == "tool_result").then(pl.lit("tool_result"))
-        .when(block_type == "summary").then(pl.lit("summary"))
+        pl.when(block_type.is_in(["text", "image"]))
+        .then(prose)
+        .when(block_type == "thinking")
+        .then(pl.lit("reasoning"))
+        .when(block_type == "tool_use")
+        .then(pl.lit("tool_call"))
+        .when(block_type == "tool_result")
+        .then(pl.lit("tool_result"))
+        .when(block_type == "summary")
+        .then(pl.lit("summary"))
         .otherwise(pl.lit("system"))
-    )  # fmt: skip
+    )
 
 
 def normalize_events(raw: pa.Table, provider: str, source_id: str = "") -> pa.Table:
@@ -114,11 +131,24 @@ def normalize_usage(raw: pa.Table, provider: str, source_id: str = "") -> pa.Tab
         .sort(["total_tokens", "source_offset"], descending=[True, False])
         .unique("call_id", keep="first", maintain_order=True)
         .select(
-            "call_id", "provider", "session_id", "message_id", "request_id", "is_sidechain",
-            "ts", "model", "input_tokens", "cache_write_tokens", "cache_write_1h_tokens",
-            "cache_read_tokens", "output_tokens", "reasoning_tokens", "total_tokens",
-            "source_id", "source_offset",
-        )  # fmt: skip
+            "call_id",
+            "provider",
+            "session_id",
+            "message_id",
+            "request_id",
+            "is_sidechain",
+            "ts",
+            "model",
+            "input_tokens",
+            "cache_write_tokens",
+            "cache_write_1h_tokens",
+            "cache_read_tokens",
+            "output_tokens",
+            "reasoning_tokens",
+            "total_tokens",
+            "source_id",
+            "source_offset",
+        )
     )
     return frame.to_arrow()
 

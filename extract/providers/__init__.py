@@ -6,7 +6,6 @@ Nothing registers itself by import side effect.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,8 +53,10 @@ def _claude_roots(home: Path, env: Mapping[str, str]) -> list[Root]:
     ``~/.claude/projects`` and ``~/.config/claude/projects``."""
     configured = [p.strip() for p in env.get("CLAUDE_CONFIG_DIR", "").split(",") if p.strip()]
     if configured:
-        return [Root("claude-code", Path(os.path.expanduser(p)) / "projects", "CLAUDE_CONFIG_DIR")
-                for p in configured]  # fmt: skip
+        return [
+            Root("claude-code", Path(p).expanduser() / "projects", "CLAUDE_CONFIG_DIR")
+            for p in configured
+        ]
     return [
         Root("claude-code", home / ".claude" / "projects", "default"),
         Root("claude-code", home / ".config" / "claude" / "projects", "default"),

@@ -27,22 +27,52 @@ KNOWN_FORMAT_MAJORS: Final = frozenset({0, 1, 2})
 # Record types that carry nothing to import (their content is elsewhere or is UI state).
 IGNORED_TYPES: Final = frozenset(
     {
-        "file-history-snapshot", "last-prompt", "queue-operation", "progress", "result",
-        "permission-mode", "mode", "agent-name", "agent-setting", "pr-link", "attachment",
-        "bridge-session", "worktree-state", "frame-link", "tag", "agent-color",
+        "file-history-snapshot",
+        "last-prompt",
+        "queue-operation",
+        "progress",
+        "result",
+        "permission-mode",
+        "mode",
+        "agent-name",
+        "agent-setting",
+        "pr-link",
+        "attachment",
+        "bridge-session",
+        "worktree-state",
+        "frame-link",
+        "tag",
+        "agent-color",
     }
-)  # fmt: skip
+)
 
 # User text that is machinery, not something the person typed.
 _SYSTEM_PREFIXES: Final = (
-    "<local-command-caveat>", "<local-command-stdout>", "<local-command-stderr>",
-    "<system-reminder>", "<ide_opened_file>", "<ide_selection>", "<command-name>",
-    "<command-message>", "<bash-input>", "<bash-stdout>", "<bash-stderr>",
-    "<user-memory-input>", "<teammate-message", "<task-notification>",
-)  # fmt: skip
+    "<local-command-caveat>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<system-reminder>",
+    "<ide_opened_file>",
+    "<ide_selection>",
+    "<command-name>",
+    "<command-message>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<user-memory-input>",
+    "<teammate-message",
+    "<task-notification>",
+)
 
 _SEMVER: Final = re.compile(r"^\d+\.\d+\.\d+")
-_NULL_DROPS_TOP: Final = ("cwd", "version", "sessionId", "requestId", "costUSD", "isApiErrorMessage")
+_NULL_DROPS_TOP: Final = (
+    "cwd",
+    "version",
+    "sessionId",
+    "requestId",
+    "costUSD",
+    "isApiErrorMessage",
+)
 
 
 def owns(rel: Path) -> bool:
@@ -68,10 +98,11 @@ def _result_text(content: Any) -> str | None:
         return content
     if isinstance(content, list):
         parts = [
-            b.get("text") if isinstance(b, dict) and isinstance(b.get("text"), str)
+            b.get("text")
+            if isinstance(b, dict) and isinstance(b.get("text"), str)
             else ("[image]" if isinstance(b, dict) and b.get("type") == "image" else None)
             for b in content
-        ]  # fmt: skip
+        ]
         texts = [p for p in parts if p]
         return "\n".join(texts) if texts else None
     return None if content is None else _dumps(content)
@@ -85,7 +116,9 @@ class ClaudeAdapter:
     """Maps Claude Code transcript lines to events and usage candidates."""
 
     def __init__(self) -> None:
-        self._handlers: dict[str, Callable[[dict[str, Any], int, SourceContext, RowSink], RecordOutcome]] = {
+        self._handlers: dict[
+            str, Callable[[dict[str, Any], int, SourceContext, RowSink], RecordOutcome]
+        ] = {
             "user": self._message,
             "assistant": self._message,
             "system": self._system,
@@ -177,12 +210,16 @@ class ClaudeAdapter:
                 btype = "system"
             else:
                 btype = _prose_type(content) if role == "user" else "text"
-            sink.event(sid, native_id, 0, ts, btype, role, content, offset, model=model, is_sidechain=side)
+            sink.event(
+                sid, native_id, 0, ts, btype, role, content, offset, model=model, is_sidechain=side
+            )
         elif isinstance(content, list):
             meta = rec.get("isMeta") is True or rec.get("isCompactSummary") is True
             for i, block in enumerate(content):
                 if isinstance(block, dict):
-                    self._block(block, i, rec, role, meta, native_id, ts, model, side, offset, ctx, sink)
+                    self._block(
+                        block, i, rec, role, meta, native_id, ts, model, side, offset, ctx, sink
+                    )
         elif content is not None:
             raise InvalidRecord("'message.content' is neither text nor a list")
         usage = msg.get("usage")
@@ -191,31 +228,63 @@ class ClaudeAdapter:
         return "mapped"
 
     def _block(
-        self, block: dict[str, Any], i: int, rec: dict[str, Any], role: str | None, meta: bool,
-        native_id: str, ts: str | None, model: str | None, side: bool, offset: int,
-        ctx: SourceContext, sink: RowSink,
-    ) -> None:  # fmt: skip
+        self,
+        block: dict[str, Any],
+        i: int,
+        rec: dict[str, Any],
+        role: str | None,
+        meta: bool,
+        native_id: str,
+        ts: str | None,
+        model: str | None,
+        side: bool,
+        offset: int,
+        ctx: SourceContext,
+        sink: RowSink,
+    ) -> None:
         sid = ctx.session_id
         btype = block.get("type")
         if btype == "text":
             text = block.get("text")
             text = text if isinstance(text, str) else None
-            kind: BlockType = "system" if meta else ("summary" if rec.get("isCompactSummary") is True else "text")
+            kind: BlockType = (
+                "system" if meta else ("summary" if rec.get("isCompactSummary") is True else "text")
+            )
             if role == "user" and kind == "text" and text:
                 kind = _prose_type(text)
-            sink.event(sid, native_id, i, ts, kind, role, text, offset, model=model, is_sidechain=side)
+            sink.event(
+                sid, native_id, i, ts, kind, role, text, offset, model=model, is_sidechain=side
+            )
         elif btype in ("thinking", "redacted_thinking"):
             thought = block.get("thinking")
-            sink.event(sid, native_id, i, ts, "thinking", role,
-                       thought if isinstance(thought, str) else None, offset,
-                       model=model, is_sidechain=side)  # fmt: skip
+            sink.event(
+                sid,
+                native_id,
+                i,
+                ts,
+                "thinking",
+                role,
+                thought if isinstance(thought, str) else None,
+                offset,
+                model=model,
+                is_sidechain=side,
+            )
         elif btype in ("tool_use", "server_tool_use"):
             name, call_id = block.get("name"), block.get("id")
             sink.event(
-                sid, native_id, i, ts, "tool_use", role, None, offset, model=model,
+                sid,
+                native_id,
+                i,
+                ts,
+                "tool_use",
+                role,
+                None,
+                offset,
+                model=model,
                 tool_name=name if isinstance(name, str) else None,
                 tool_call_id=call_id if isinstance(call_id, str) else None,
-                tool_input=_dumps(block.get("input")), is_sidechain=side,
+                tool_input=_dumps(block.get("input")),
+                is_sidechain=side,
             )
         elif btype == "tool_result" or (isinstance(btype, str) and btype.endswith("_tool_result")):
             call_id = block.get("tool_use_id")
@@ -223,18 +292,36 @@ class ClaudeAdapter:
             if is_error is None and isinstance(rec.get("toolUseResult"), dict):
                 is_error = rec["toolUseResult"].get("is_error")
             sink.event(
-                sid, native_id, i, ts, "tool_result", role, _result_text(block.get("content")),
-                offset, tool_call_id=call_id if isinstance(call_id, str) else None,
-                is_error=is_error if isinstance(is_error, bool) else None, is_sidechain=side,
+                sid,
+                native_id,
+                i,
+                ts,
+                "tool_result",
+                role,
+                _result_text(block.get("content")),
+                offset,
+                tool_call_id=call_id if isinstance(call_id, str) else None,
+                is_error=is_error if isinstance(is_error, bool) else None,
+                is_sidechain=side,
             )
         elif btype in ("image", "document"):
-            sink.event(sid, native_id, i, ts, "image", role, f"[{btype}]", offset, is_sidechain=side)
+            sink.event(
+                sid, native_id, i, ts, "image", role, f"[{btype}]", offset, is_sidechain=side
+            )
 
     def _usage(
-        self, rec: dict[str, Any], msg: dict[str, Any], usage: dict[str, Any], ts: str | None,
-        side: bool, native_id: str, offset: int, ctx: SourceContext, sink: RowSink,
+        self,
+        rec: dict[str, Any],
+        msg: dict[str, Any],
+        usage: dict[str, Any],
+        ts: str | None,
+        side: bool,
+        native_id: str,
+        offset: int,
+        ctx: SourceContext,
+        sink: RowSink,
         request_id: Any = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """One usage candidate, unless the line fails the reference validation
         (token-accounting §4.3): nulls in identity fields, empty ids, non-semver
         versions and missing input/output counts are not countable calls."""
@@ -244,7 +331,10 @@ class ClaudeAdapter:
             return
         if msg.get("id", "") is None or msg.get("model", "") is None:
             return
-        if any(k in usage and usage[k] is None for k in ("speed", "cache_read_input_tokens", "cache_creation_input_tokens")):
+        if any(
+            k in usage and usage[k] is None
+            for k in ("speed", "cache_read_input_tokens", "cache_creation_input_tokens")
+        ):
             return
         if "input_tokens" not in usage or "output_tokens" not in usage:
             return
@@ -265,13 +355,22 @@ class ClaudeAdapter:
             ctx.session_id,
             message_id if isinstance(message_id, str) else None,
             request_id if isinstance(request_id, str) else None,
-            native_id, ts, model if isinstance(model, str) else None,
-            _tokens(usage.get("input_tokens")), write, write_1h,
-            _tokens(usage.get("cache_read_input_tokens")), _tokens(usage.get("output_tokens")),
-            0, side, offset,
-        )  # fmt: skip
+            native_id,
+            ts,
+            model if isinstance(model, str) else None,
+            _tokens(usage.get("input_tokens")),
+            write,
+            write_1h,
+            _tokens(usage.get("cache_read_input_tokens")),
+            _tokens(usage.get("output_tokens")),
+            0,
+            side,
+            offset,
+        )
 
-    def _progress_usage(self, rec: dict[str, Any], offset: int, ctx: SourceContext, sink: RowSink) -> None:
+    def _progress_usage(
+        self, rec: dict[str, Any], offset: int, ctx: SourceContext, sink: RowSink
+    ) -> None:
         """Older builds wrapped a subagent's assistant message in a progress line."""
         data = rec.get("data")
         inner = data.get("message") if isinstance(data, dict) else None
@@ -283,21 +382,46 @@ class ClaudeAdapter:
         side = inner.get("isSidechain") is True
         uuid = inner.get("uuid")
         native_id = uuid if isinstance(uuid, str) and uuid else f"@{offset}"
-        self._usage(rec, msg, msg["usage"], ts, side, native_id, offset, ctx, sink,
-                    request_id=inner.get("requestId"))  # fmt: skip
+        self._usage(
+            rec,
+            msg,
+            msg["usage"],
+            ts,
+            side,
+            native_id,
+            offset,
+            ctx,
+            sink,
+            request_id=inner.get("requestId"),
+        )
 
-    def _system(self, rec: dict[str, Any], offset: int, ctx: SourceContext, sink: RowSink) -> RecordOutcome:
+    def _system(
+        self, rec: dict[str, Any], offset: int, ctx: SourceContext, sink: RowSink
+    ) -> RecordOutcome:
         content = rec.get("content")
         subtype = rec.get("subtype")
-        text = content if isinstance(content, str) else (subtype if isinstance(subtype, str) else None)
+        text = (
+            content if isinstance(content, str) else (subtype if isinstance(subtype, str) else None)
+        )
         native = rec.get("uuid")
         native_id = native if isinstance(native, str) and native else f"@{offset}"
         ts = rec.get("timestamp") if isinstance(rec.get("timestamp"), str) else None
-        sink.event(ctx.session_id, native_id, 0, ts, "system", "system", text, offset,
-                   is_sidechain=rec.get("isSidechain") is True)  # fmt: skip
+        sink.event(
+            ctx.session_id,
+            native_id,
+            0,
+            ts,
+            "system",
+            "system",
+            text,
+            offset,
+            is_sidechain=rec.get("isSidechain") is True,
+        )
         return "mapped"
 
-    def _summary(self, rec: dict[str, Any], offset: int, ctx: SourceContext, sink: RowSink) -> RecordOutcome:
+    def _summary(
+        self, rec: dict[str, Any], offset: int, ctx: SourceContext, sink: RowSink
+    ) -> RecordOutcome:
         summary = rec.get("summary")
         if not isinstance(summary, str):
             raise InvalidRecord("'summary' is not a string")
@@ -307,7 +431,9 @@ class ClaudeAdapter:
         sink.session(ctx.session_id, title=summary, title_rank=1)
         return "mapped"
 
-    def _title(self, rec: dict[str, Any], offset: int, ctx: SourceContext, sink: RowSink) -> RecordOutcome:
+    def _title(
+        self, rec: dict[str, Any], offset: int, ctx: SourceContext, sink: RowSink
+    ) -> RecordOutcome:
         user_set = rec.get("type") == "custom-title"
         title = rec.get("customTitle" if user_set else "aiTitle", rec.get("title"))
         if not isinstance(title, str):

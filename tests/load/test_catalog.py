@@ -12,6 +12,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pytest
+
 from agentlake.errors import CatalogLocked, CatalogUnusable, NotFoundError
 from agentlake.extract.jsonl import Reject
 from agentlake.extract.rows import RowSink
@@ -63,7 +64,12 @@ def test_fresh_catalog_has_every_table_and_view(catalog: Path) -> None:
     create_catalog(catalog)
     with open_for_read(catalog) as con:
         assert set(TABLES) <= table_names(con)
-        views = {r[0] for r in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
+        views = {
+            r[0]
+            for r in con.execute(
+                "SELECT view_name FROM duckdb_views() WHERE NOT internal"
+            ).fetchall()
+        }
         assert set(VIEWS) <= views
         for view in VIEWS:
             con.execute(f"SELECT * FROM {view} LIMIT 0").fetchall()
@@ -79,26 +85,97 @@ def test_every_table_has_a_workspace_column(catalog: Path, table: str) -> None:
 def test_public_columns_of_design_section_3(catalog: Path) -> None:
     create_catalog(catalog)
     expected = {
-        "sources": {"source_id", "workspace", "provider", "path", "device", "inode", "size_bytes",
-                    "mtime_ns", "position_kind", "committed_offset", "prefix_digest", "generation",
-                    "adapter_version", "policy_version", "continuity", "status", "records",
-                    "rejected", "last_import_id"},
-        "sessions": {"workspace", "provider", "session_id", "parent_session_id", "project_path",
-                     "title", "git_branch", "cli_version", "started_at", "updated_at", "prompts",
-                     "events", "tool_calls", "lifecycle"},
-        "events": {"event_id", "workspace", "provider", "session_id", "seq", "ts", "kind", "role",
-                   "model", "text", "tool_name", "tool_call_id", "tool_input", "is_error",
-                   "is_sidechain", "source_id", "source_offset", "import_id"},
-        "usage": {"call_id", "workspace", "provider", "session_id", "ts", "model", "input_tokens",
-                  "cache_write_tokens", "cache_write_1h_tokens", "cache_read_tokens",
-                  "output_tokens", "reasoning_tokens", "total_tokens", "source_id",
-                  "source_offset"},
+        "sources": {
+            "source_id",
+            "workspace",
+            "provider",
+            "path",
+            "device",
+            "inode",
+            "size_bytes",
+            "mtime_ns",
+            "position_kind",
+            "committed_offset",
+            "prefix_digest",
+            "generation",
+            "adapter_version",
+            "policy_version",
+            "continuity",
+            "status",
+            "records",
+            "rejected",
+            "last_import_id",
+        },
+        "sessions": {
+            "workspace",
+            "provider",
+            "session_id",
+            "parent_session_id",
+            "project_path",
+            "title",
+            "git_branch",
+            "cli_version",
+            "started_at",
+            "updated_at",
+            "prompts",
+            "events",
+            "tool_calls",
+            "lifecycle",
+        },
+        "events": {
+            "event_id",
+            "workspace",
+            "provider",
+            "session_id",
+            "seq",
+            "ts",
+            "kind",
+            "role",
+            "model",
+            "text",
+            "tool_name",
+            "tool_call_id",
+            "tool_input",
+            "is_error",
+            "is_sidechain",
+            "source_id",
+            "source_offset",
+            "import_id",
+        },
+        "usage": {
+            "call_id",
+            "workspace",
+            "provider",
+            "session_id",
+            "ts",
+            "model",
+            "input_tokens",
+            "cache_write_tokens",
+            "cache_write_1h_tokens",
+            "cache_read_tokens",
+            "output_tokens",
+            "reasoning_tokens",
+            "total_tokens",
+            "source_id",
+            "source_offset",
+        },
         "rejects": {"source_id", "offset", "length", "reason", "import_id"},
-        "usage_daily": {"day", "workspace", "provider", "model", "calls", "input_tokens",
-                        "cache_write_tokens", "cache_read_tokens", "output_tokens",
-                        "reasoning_tokens", "total_tokens", "cost_usd"},
+        "usage_daily": {
+            "day",
+            "workspace",
+            "provider",
+            "model",
+            "calls",
+            "input_tokens",
+            "cache_write_tokens",
+            "cache_read_tokens",
+            "output_tokens",
+            "reasoning_tokens",
+            "total_tokens",
+            "cost_usd",
+        },
         "usage_costed": {"call_id", "workspace", "cost_usd"},
-    }  # fmt: skip
+    }
     with open_for_read(catalog) as con:
         for table, cols in expected.items():
             assert cols <= columns(con, table), table
@@ -120,8 +197,10 @@ def test_reopening_does_not_reapply_migrations(catalog: Path) -> None:
 
 def _future_catalog(path: Path) -> None:
     with open_for_write(path) as con:
-        con.execute("INSERT INTO schema_version (version, name) VALUES (?, 'from-the-future')",
-                    [SCHEMA_VERSION + 1])  # fmt: skip
+        con.execute(
+            "INSERT INTO schema_version (version, name) VALUES (?, 'from-the-future')",
+            [SCHEMA_VERSION + 1],
+        )
 
 
 def test_newer_schema_version_is_refused_for_write(catalog: Path) -> None:
@@ -180,7 +259,9 @@ def test_empty_duckdb_file_is_refused_for_read(catalog: Path) -> None:
         pytest.fail("opened an empty database for reading")
 
 
-@pytest.mark.parametrize("content", [b"this is not a database\n" * 500, b"\x00" * 8192, b"PK\x03\x04junk"])
+@pytest.mark.parametrize(
+    "content", [b"this is not a database\n" * 500, b"\x00" * 8192, b"PK\x03\x04junk"]
+)
 def test_garbage_file_is_refused(catalog: Path, content: bytes) -> None:
     catalog.write_bytes(content)
     with pytest.raises(CatalogUnusable), open_for_write(catalog):
@@ -215,8 +296,11 @@ def writer_in_another_process(path: Path) -> Iterator[subprocess.Popen[str]]:
     """A second process holding ``open_for_write(path)`` until the block exits."""
     proc = subprocess.Popen(
         [sys.executable, "-c", _HOLD_WRITER, str(path)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
@@ -243,7 +327,9 @@ def test_reader_is_locked_out_while_another_process_writes(catalog: Path) -> Non
     with writer_in_another_process(catalog), pytest.raises(CatalogLocked), open_for_read(catalog):
         pytest.fail("read while a writer holds the catalog")
     with open_for_read(catalog) as con:
-        assert con.execute("SELECT max(version) FROM schema_version").fetchone() == (SCHEMA_VERSION,)
+        assert con.execute("SELECT max(version) FROM schema_version").fetchone() == (
+            SCHEMA_VERSION,
+        )
 
 
 def test_two_readers_may_share_the_catalog(catalog: Path) -> None:
@@ -273,7 +359,11 @@ def test_run_script_binds_only_the_parameters_each_statement_uses() -> None:
         """
     )
     run_script(con, script, {"a": 1, "b": "x", "b_other": "y", "unused": 42})
-    assert con.execute("SELECT a, b FROM t ORDER BY rowid").fetchall() == [(1, "x"), (2, None), (None, "y")]
+    assert con.execute("SELECT a, b FROM t ORDER BY rowid").fetchall() == [
+        (1, "x"),
+        (2, None),
+        (None, "y"),
+    ]
 
 
 def test_run_script_with_no_parameters() -> None:
@@ -320,15 +410,31 @@ def _source(tmp_path: Path) -> SourceFile:
     path = tmp_path / "session.jsonl"
     path.write_bytes(b"{}\n" * 10)
     st = path.stat()
-    return SourceFile("claude", path, tmp_path, "byte-offset", st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    return SourceFile(
+        "claude", path, tmp_path, "byte-offset", st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+    )
 
 
 def _batch() -> RowSink:
     sink = RowSink()
     sink.event("s1", "u1", 0, "2025-03-01T10:00:00Z", "text", "user", "find the needle", 0)
     sink.event("s1", "a1", 0, "2025-03-01T10:00:05Z", "text", "assistant", "done", 3)
-    sink.usage("s1", "msg_1", "req_1", "a1", "2025-03-01T10:00:05Z", "claude-sonnet-4",
-               10, 100, 0, 1000, 5, 0, False, 3)  # fmt: skip
+    sink.usage(
+        "s1",
+        "msg_1",
+        "req_1",
+        "a1",
+        "2025-03-01T10:00:05Z",
+        "claude-sonnet-4",
+        10,
+        100,
+        0,
+        1000,
+        5,
+        0,
+        False,
+        3,
+    )
     sink.session("s1", project_path="/work/demo", title="Demo", title_rank=2)
     return sink
 
@@ -347,18 +453,26 @@ def test_commit_writes_data_and_checkpoint_together(tmp_path: Path) -> None:
         result = writer.commit(first_import, [Piece(_state(src, 9), rows, [reject], 3)])
         got = result[src.source_id]
         assert (got.new_events, got.new_usage, got.rejects) == (2, 1, 1)
-        source = con.execute("SELECT committed_offset, records, rejected, last_import_id FROM sources").fetchone()
+        source = con.execute(
+            "SELECT committed_offset, records, rejected, last_import_id FROM sources"
+        ).fetchone()
         assert source == (9, 3, 1, first_import)
         # A replay of the same batch adds nothing.
         second_import = writer.begin_import()
         again = writer.commit(second_import, [Piece(_state(src, 9), rows, [], 3)])[src.source_id]
         assert (again.new_events, again.new_usage) == (0, 0)
-        statuses = con.execute("SELECT import_id, status FROM imports ORDER BY import_id").fetchall()
+        statuses = con.execute(
+            "SELECT import_id, status FROM imports ORDER BY import_id"
+        ).fetchall()
         assert statuses == [(first_import, "abandoned"), (second_import, "running")]
-        assert con.execute("SELECT count(*) FROM events WHERE workspace = 'default'").fetchone() == (2,)
+        assert con.execute(
+            "SELECT count(*) FROM events WHERE workspace = 'default'"
+        ).fetchone() == (2,)
         usage = con.execute("SELECT total_tokens, source_id FROM usage").fetchall()
         assert usage == [(1115, src.source_id)]
-        assert con.execute('SELECT "offset", length, reason FROM rejects').fetchall() == [(6, 3, "MALFORMED")]
+        assert con.execute('SELECT "offset", length, reason FROM rejects').fetchall() == [
+            (6, 3, "MALFORMED")
+        ]
         source = con.execute("SELECT committed_offset, last_import_id FROM sources").fetchone()
         assert source == (9, second_import)
         session = con.execute("SELECT title, events, prompts FROM sessions").fetchone()

@@ -13,7 +13,11 @@ TABLES = ("sources", "sessions", "events", "usage", "rejects")
 
 
 def snapshot(
-    catalog: Path, tables: tuple[str, ...] = TABLES, *, keep_paths: bool = True, exclude: tuple[str, ...] = ()
+    catalog: Path,
+    tables: tuple[str, ...] = TABLES,
+    *,
+    keep_paths: bool = True,
+    exclude: tuple[str, ...] = (),
 ) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of each table, sorted, without run-dependent (or ``exclude``d) columns."""
     con = duckdb.connect(str(catalog), read_only=True)
@@ -21,7 +25,11 @@ def snapshot(
         out: dict[str, list[tuple[Any, ...]]] = {}
         for table in tables:
             cols = [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
-            keep = [c for c in cols if c not in VOLATILE and c not in exclude and (keep_paths or c != "path")]
+            keep = [
+                c
+                for c in cols
+                if c not in VOLATILE and c not in exclude and (keep_paths or c != "path")
+            ]
             select = ", ".join(f'CAST("{c}" AS VARCHAR)' for c in keep)
             out[table] = sorted(con.execute(f"SELECT {select} FROM {table}").fetchall(), key=repr)
         return out

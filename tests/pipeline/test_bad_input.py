@@ -16,8 +16,15 @@ SID = "5d0c8e1e-0000-4000-8000-00000000b001"
 
 
 def _good(n: int) -> bytes:
-    rec = {"type": "user", "sessionId": SID, "version": "2.1.40", "cwd": "/home/dev/demo", "uuid": f"g-{n}",
-           "timestamp": "2026-05-01T09:00:00.000Z", "message": {"role": "user", "content": f"good line {n}"}}  # fmt: skip
+    rec = {
+        "type": "user",
+        "sessionId": SID,
+        "version": "2.1.40",
+        "cwd": "/home/dev/demo",
+        "uuid": f"g-{n}",
+        "timestamp": "2026-05-01T09:00:00.000Z",
+        "message": {"role": "user", "content": f"good line {n}"},
+    }
     return json.dumps(rec).encode() + b"\n"
 
 
@@ -54,15 +61,22 @@ def test_every_bad_line_is_rejected_with_its_reason(run_cli: CliRunner, tmp_path
 
     assert scalar(catalog, "SELECT count(*) FROM events WHERE session_id = ?", [SID]) == 5
     con = duckdb.connect(str(catalog), read_only=True)
-    rejects = con.execute('SELECT "offset", length, reason FROM rejects ORDER BY "offset"').fetchall()
+    rejects = con.execute(
+        'SELECT "offset", length, reason FROM rejects ORDER BY "offset"'
+    ).fetchall()
     con.close()
     offsets, at = [], 0
     for line in lines:
         offsets.append(at)
         at += len(line)
-    expected = [(offsets[1], len(lines[1]), "MALFORMED"), (offsets[3], len(lines[3]), "MALFORMED"),
-                (offsets[4], len(lines[4]), "BAD_ENCODING"), (offsets[6], len(lines[6]), "OVERSIZED"),
-                (offsets[8], len(lines[8]), "TOO_DEEP"), (offsets[9], len(lines[9]), "UNKNOWN_RECORD")]  # fmt: skip
+    expected = [
+        (offsets[1], len(lines[1]), "MALFORMED"),
+        (offsets[3], len(lines[3]), "MALFORMED"),
+        (offsets[4], len(lines[4]), "BAD_ENCODING"),
+        (offsets[6], len(lines[6]), "OVERSIZED"),
+        (offsets[8], len(lines[8]), "TOO_DEEP"),
+        (offsets[9], len(lines[9]), "UNKNOWN_RECORD"),
+    ]
     assert rejects == expected
     # every byte is accounted for: committed offset is the end of the file
     assert scalar(catalog, "SELECT committed_offset FROM sources WHERE path = ?", [str(path)]) == at

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import duckdb
@@ -17,10 +16,19 @@ SID = "5d0c8e1e-0000-4000-8000-00000000a001"
 
 
 def _line(n: int, *, version: str = "2.1.40", text: str = "hello") -> bytes:
-    rec = {"parentUuid": None, "isSidechain": False, "userType": "external", "cwd": "/home/dev/demo",
-           "sessionId": SID, "version": version, "gitBranch": "main", "type": "user",
-           "message": {"role": "user", "content": f"{text} {n}"}, "uuid": f"u-{n}",
-           "timestamp": f"2026-05-01T09:00:{n % 60:02d}.000Z"}  # fmt: skip
+    rec = {
+        "parentUuid": None,
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/home/dev/demo",
+        "sessionId": SID,
+        "version": version,
+        "gitBranch": "main",
+        "type": "user",
+        "message": {"role": "user", "content": f"{text} {n}"},
+        "uuid": f"u-{n}",
+        "timestamp": f"2026-05-01T09:00:{n % 60:02d}.000Z",
+    }
     return json.dumps(rec, separators=(",", ":")).encode() + b"\n"
 
 
@@ -31,7 +39,11 @@ def home(tmp_path: Path) -> Path:
     project.mkdir(parents=True)
     (project / f"{SID}.jsonl").write_bytes(b"".join(_line(i) for i in range(10)))
     other = project / "5d0c8e1e-0000-4000-8000-00000000a002.jsonl"
-    other.write_bytes(b"".join(_line(i, text="other") for i in range(5)).replace(SID.encode(), other.stem.encode()))
+    other.write_bytes(
+        b"".join(_line(i, text="other") for i in range(5)).replace(
+            SID.encode(), other.stem.encode()
+        )
+    )
     return home
 
 
@@ -39,7 +51,9 @@ def _transcript(home: Path) -> Path:
     return home / ".claude" / "projects" / "-home-dev-demo" / f"{SID}.jsonl"
 
 
-def _import(run_cli: CliRunner, home: Path, catalog: Path, *extra: str) -> tuple[int, dict[str, object], str]:
+def _import(
+    run_cli: CliRunner, home: Path, catalog: Path, *extra: str
+) -> tuple[int, dict[str, object], str]:
     proc = run_cli("import", "--home", home, "--catalog", catalog, "--json", *extra)
     return proc.returncode, json.loads(proc.stdout) if proc.stdout else {}, proc.stderr
 
@@ -51,12 +65,20 @@ def _outcome(doc: dict[str, object], name: str) -> dict[str, object]:
 
 
 def _append_other(home: Path) -> None:
-    other = home / ".claude" / "projects" / "-home-dev-demo" / "5d0c8e1e-0000-4000-8000-00000000a002.jsonl"
+    other = (
+        home
+        / ".claude"
+        / "projects"
+        / "-home-dev-demo"
+        / "5d0c8e1e-0000-4000-8000-00000000a002.jsonl"
+    )
     with other.open("ab") as fh:
         fh.write(_line(99, text="later").replace(SID.encode(), other.stem.encode()))
 
 
-def test_truncated_source_is_refused_and_keeps_its_data(run_cli: CliRunner, home: Path, catalog: Path) -> None:
+def test_truncated_source_is_refused_and_keeps_its_data(
+    run_cli: CliRunner, home: Path, catalog: Path
+) -> None:
     assert _import(run_cli, home, catalog)[0] == 0
     events = scalar(catalog, "SELECT count(*) FROM events")
     path = _transcript(home)
@@ -66,7 +88,9 @@ def test_truncated_source_is_refused_and_keeps_its_data(run_cli: CliRunner, home
     assert code == 1
     assert _outcome(doc, f"{SID}.jsonl")["continuity"] == "truncated"
     assert "SOURCE_TRUNCATED" in stderr and str(path) in stderr
-    assert scalar(catalog, "SELECT count(*) FROM events") == events + 1  # the other source still imported
+    assert (
+        scalar(catalog, "SELECT count(*) FROM events") == events + 1
+    )  # the other source still imported
     # the refusal repeats until resolved, then --restart-drifted re-reads it as a new generation
     assert _import(run_cli, home, catalog)[0] == 1
     code, doc, _ = _import(run_cli, home, catalog, "--restart-drifted")
@@ -81,7 +105,7 @@ def test_replaced_source_is_refused(run_cli: CliRunner, home: Path, catalog: Pat
     data = path.read_bytes() + _line(50)
     tmp = path.with_suffix(".tmp")
     tmp.write_bytes(data)
-    os.replace(tmp, path)  # new inode
+    tmp.replace(path)  # new inode
     code, doc, stderr = _import(run_cli, home, catalog)
     assert code == 1 and _outcome(doc, f"{SID}.jsonl")["continuity"] == "replaced"
     assert "SOURCE_REPLACED" in stderr
@@ -110,14 +134,17 @@ def test_adapter_version_drift_is_refused(run_cli: CliRunner, home: Path, catalo
         fh.write(_line(70))
     code, doc, stderr = _import(run_cli, home, catalog)
     assert code == 1 and "SCHEMA_DRIFT" in stderr
-    assert {s["continuity"] for s in doc["sources"]} == {"drift"}  # type: ignore[union-attr]
+    sources = doc["sources"]
+    assert isinstance(sources, list) and {s["continuity"] for s in sources} == {"drift"}
 
 
-def test_unknown_major_format_version_refuses_the_rest(run_cli: CliRunner, home: Path, catalog: Path) -> None:
+def test_unknown_major_format_version_refuses_the_rest(
+    run_cli: CliRunner, home: Path, catalog: Path
+) -> None:
     path = _transcript(home)
     with path.open("ab") as fh:
         fh.write(_line(80, version="9.0.0") + _line(81))
-    code, doc, stderr = _import(run_cli, home, catalog)
+    code, _, stderr = _import(run_cli, home, catalog)
     assert code == 1 and "SCHEMA_DRIFT" in stderr
     # the clean prefix is imported, nothing of or after the drifting line
     assert scalar(catalog, "SELECT count(*) FROM events WHERE session_id = ?", [SID]) == 10
@@ -125,7 +152,9 @@ def test_unknown_major_format_version_refuses_the_rest(run_cli: CliRunner, home:
     assert _import(run_cli, home, catalog)[0] == 1
 
 
-def test_torn_tail_is_pending_until_completed(run_cli: CliRunner, home: Path, catalog: Path) -> None:
+def test_torn_tail_is_pending_until_completed(
+    run_cli: CliRunner, home: Path, catalog: Path
+) -> None:
     path = _transcript(home)
     whole = _line(90)
     with path.open("ab") as fh:

@@ -22,9 +22,20 @@ TABLES = ("events", "usage", "sessions", "rejects")
 
 def _start(home: Path, catalog: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "agentlake", "import", "--home", str(home), "--catalog", str(catalog)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=cli_env(),
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "agentlake",
+            "import",
+            "--home",
+            str(home),
+            "--catalog",
+            str(catalog),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=cli_env(),
+    )
 
 
 @pytest.mark.slow

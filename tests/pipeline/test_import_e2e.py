@@ -28,7 +28,9 @@ def _import(run_cli: CliRunner, home: Path, catalog: Path, *extra: str) -> dict[
     return doc
 
 
-def test_second_import_changes_nothing_and_opens_no_transcript(run_cli: CliRunner, demo_home: Path, catalog: Path) -> None:
+def test_second_import_changes_nothing_and_opens_no_transcript(
+    run_cli: CliRunner, demo_home: Path, catalog: Path
+) -> None:
     first = _import(run_cli, demo_home, catalog)
     totals = first["totals"]
     assert isinstance(totals, dict)
@@ -44,7 +46,9 @@ def test_second_import_changes_nothing_and_opens_no_transcript(run_cli: CliRunne
     assert scalar(catalog, "SELECT count(*) FROM imports WHERE status = 'ok'") == 2
 
 
-def test_append_adds_exactly_the_new_lines(run_cli: CliRunner, demo_home: Path, tmp_path: Path) -> None:
+def test_append_adds_exactly_the_new_lines(
+    run_cli: CliRunner, demo_home: Path, tmp_path: Path
+) -> None:
     home = tmp_path / "home"
     shutil.copytree(demo_home, home)
     catalog = tmp_path / "c.duckdb"
@@ -67,9 +71,13 @@ def test_append_adds_exactly_the_new_lines(run_cli: CliRunner, demo_home: Path, 
 
     clean = tmp_path / "clean.duckdb"
     _import(run_cli, home, clean)
-    assert snapshot(catalog, ("events", "usage", "rejects")) == snapshot(clean, ("events", "usage", "rejects"))
-    sessions = ("SELECT session_id, started_at::VARCHAR, updated_at::VARCHAR, prompts, events, tool_calls, title, project_path "
-                "FROM sessions ORDER BY 1")  # fmt: skip
+    assert snapshot(catalog, ("events", "usage", "rejects")) == snapshot(
+        clean, ("events", "usage", "rejects")
+    )
+    sessions = (
+        "SELECT session_id, started_at::VARCHAR, updated_at::VARCHAR, prompts, events, tool_calls, title, project_path "
+        "FROM sessions ORDER BY 1"
+    )
     assert _rows(catalog, sessions) == _rows(clean, sessions)
 
 
@@ -102,13 +110,22 @@ def test_sources_lists_the_plan(run_cli: CliRunner, demo_home: Path, catalog: Pa
     assert subagents, "the demo home has subagent transcripts"
 
 
-def test_subagent_is_its_own_session_linked_to_its_parent(run_cli: CliRunner, demo_home: Path, catalog: Path) -> None:
+def test_subagent_is_its_own_session_linked_to_its_parent(
+    run_cli: CliRunner, demo_home: Path, catalog: Path
+) -> None:
     _import(run_cli, demo_home, catalog)
-    proc = run_cli("sql", "SELECT session_id, parent_session_id FROM sessions WHERE session_id LIKE 'agent-%'",
-                   "--catalog", catalog, "--json")  # fmt: skip
+    proc = run_cli(
+        "sql",
+        "SELECT session_id, parent_session_id FROM sessions WHERE session_id LIKE 'agent-%'",
+        "--catalog",
+        catalog,
+        "--json",
+    )
     rows = json.loads(proc.stdout)["rows"]
     assert rows and all(r["parent_session_id"] for r in rows)
-    parents = json.loads(run_cli("sql", "SELECT session_id FROM sessions", "--catalog", catalog, "--json").stdout)["rows"]
+    parents = json.loads(
+        run_cli("sql", "SELECT session_id FROM sessions", "--catalog", catalog, "--json").stdout
+    )["rows"]
     known = {r["session_id"] for r in parents}
     assert all(r["parent_session_id"] in known for r in rows)
 
@@ -117,25 +134,59 @@ def test_workspaces_are_separate(run_cli: CliRunner, demo_home: Path, catalog: P
     _import(run_cli, demo_home, catalog)
     _import(run_cli, demo_home, catalog, "--workspace", "other")
     for ws in ("default", "other"):
-        proc = run_cli("sql", "SELECT count(*) AS n, count(DISTINCT workspace) AS w FROM events",
-                       "--catalog", catalog, "--workspace", ws, "--json")  # fmt: skip
+        proc = run_cli(
+            "sql",
+            "SELECT count(*) AS n, count(DISTINCT workspace) AS w FROM events",
+            "--catalog",
+            catalog,
+            "--workspace",
+            ws,
+            "--json",
+        )
         row = json.loads(proc.stdout)["rows"][0]
-        assert row["w"] == 1 and row["n"] == scalar(catalog, "SELECT count(*) FROM events WHERE workspace = ?", [ws])
-    empty = run_cli("sql", "SELECT count(*) AS n FROM usage", "--catalog", catalog, "--workspace", "nobody", "--json")
+        assert row["w"] == 1 and row["n"] == scalar(
+            catalog, "SELECT count(*) FROM events WHERE workspace = ?", [ws]
+        )
+    empty = run_cli(
+        "sql",
+        "SELECT count(*) AS n FROM usage",
+        "--catalog",
+        catalog,
+        "--workspace",
+        "nobody",
+        "--json",
+    )
     assert json.loads(empty.stdout)["rows"][0]["n"] == 0
 
 
 def test_reports_and_search(run_cli: CliRunner, demo_home: Path, catalog: Path) -> None:
     _import(run_cli, demo_home, catalog)
     daily = json.loads(run_cli("report", "daily", "--catalog", catalog, "--json").stdout)["daily"]
-    assert sum(r["total_tokens"] for r in daily) == scalar(catalog, "SELECT sum(total_tokens) FROM usage")
-    monthly = json.loads(run_cli("report", "monthly", "--catalog", catalog, "--json").stdout)["monthly"]
+    assert sum(r["total_tokens"] for r in daily) == scalar(
+        catalog, "SELECT sum(total_tokens) FROM usage"
+    )
+    monthly = json.loads(run_cli("report", "monthly", "--catalog", catalog, "--json").stdout)[
+        "monthly"
+    ]
     assert sum(r["calls"] for r in monthly) == sum(r["calls"] for r in daily)
-    tokyo = json.loads(run_cli("report", "daily", "--tz", "Asia/Tokyo", "--catalog", catalog, "--json").stdout)["daily"]
+    tokyo = json.loads(
+        run_cli("report", "daily", "--tz", "Asia/Tokyo", "--catalog", catalog, "--json").stdout
+    )["daily"]
     assert sum(r["total_tokens"] for r in tokyo) == sum(r["total_tokens"] for r in daily)
     first_day = min(r["period"] for r in daily)
-    bounded = json.loads(run_cli("report", "daily", "--since", first_day, "--until", first_day,
-                                 "--catalog", catalog, "--json").stdout)["daily"]  # fmt: skip
+    bounded = json.loads(
+        run_cli(
+            "report",
+            "daily",
+            "--since",
+            first_day,
+            "--until",
+            first_day,
+            "--catalog",
+            catalog,
+            "--json",
+        ).stdout
+    )["daily"]
     assert bounded and {r["period"] for r in bounded} == {first_day}
     csv_out = run_cli("report", "session", "--catalog", catalog, "--csv").stdout.splitlines()
     assert csv_out[0].startswith("provider,session_id") and len(csv_out) > 1

@@ -24,17 +24,26 @@ def test_canaries_never_reach_the_catalog(run_cli: CliRunner, tmp_path: Path) ->
     generate_claude_home(home, sessions=4, canaries=CANARIES)
     raw = b"".join(p.read_bytes() for p in home.rglob("*.jsonl"))
     for canary in CANARIES:
-        assert raw.count(canary.encode()) >= 3, "the generator plants each canary in prompt, tool input and output"
+        assert raw.count(canary.encode()) >= 3, (
+            "the generator plants each canary in prompt, tool input and output"
+        )
     catalog = tmp_path / "c.duckdb"
     proc = run_cli("import", "--home", home, "--catalog", catalog)
     assert proc.returncode == 0, proc.stderr
 
     con = duckdb.connect(str(catalog))
-    redacted = con.execute("SELECT count(*) FROM events WHERE text LIKE '%[REDACTED:%' OR "
-                           "CAST(tool_input AS VARCHAR) LIKE '%[REDACTED:%'").fetchone()  # fmt: skip
+    redacted = con.execute(
+        "SELECT count(*) FROM events WHERE text LIKE '%[REDACTED:%' OR "
+        "CAST(tool_input AS VARCHAR) LIKE '%[REDACTED:%'"
+    ).fetchone()
     assert redacted is not None and redacted[0] >= len(CANARIES)
-    kinds = {r[0] for r in con.execute("SELECT DISTINCT kind FROM events WHERE text LIKE '%[REDACTED:%' "
-                                       "OR CAST(tool_input AS VARCHAR) LIKE '%[REDACTED:%'").fetchall()}  # fmt: skip
+    kinds = {
+        r[0]
+        for r in con.execute(
+            "SELECT DISTINCT kind FROM events WHERE text LIKE '%[REDACTED:%' "
+            "OR CAST(tool_input AS VARCHAR) LIKE '%[REDACTED:%'"
+        ).fetchall()
+    }
     assert {"prompt", "tool_call", "tool_result"} <= kinds
     con.execute("CHECKPOINT")
     con.close()

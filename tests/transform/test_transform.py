@@ -8,6 +8,7 @@ from typing import Any
 import polars as pl
 import pyarrow as pa
 import pytest
+
 from agentlake.extract.rows import RowSink
 from agentlake.extract.schema import RAW_EVENT_SCHEMA, RAW_USAGE_SCHEMA
 from agentlake.transform.identity import stable_ids, with_id
@@ -40,11 +41,21 @@ def kinds(pairs: list[tuple[str | None, str | None]]) -> list[str]:
 def event_table(rows: list[dict[str, Any]]) -> pa.Table:
     """A RAW_EVENT_SCHEMA table; unspecified columns take plausible defaults."""
     defaults: dict[str, Any] = {
-        "session_id": "s1", "native_id": "n1", "block_index": 0, "ts": TS,
-        "block_type": "text", "role": "user", "model": None, "text": "hi", "tool_name": None,
-        "tool_call_id": None, "tool_input": None, "is_error": None, "is_sidechain": False,
+        "session_id": "s1",
+        "native_id": "n1",
+        "block_index": 0,
+        "ts": TS,
+        "block_type": "text",
+        "role": "user",
+        "model": None,
+        "text": "hi",
+        "tool_name": None,
+        "tool_call_id": None,
+        "tool_input": None,
+        "is_error": None,
+        "is_sidechain": False,
         "source_offset": 0,
-    }  # fmt: skip
+    }
     full = [{**defaults, **row} for row in rows]
     return pa.Table.from_pylist(full, schema=RAW_EVENT_SCHEMA)
 
@@ -54,11 +65,21 @@ def usage_table(rows: list[dict[str, Any]]) -> pa.Table:
     sink = RowSink()
     for row in rows:
         args: dict[str, Any] = {
-            "session_id": "s1", "message_id": "msg_1", "request_id": "req_1", "native_id": "n1",
-            "ts": TS, "model": "claude-sonnet-4", "input_tokens": 0, "cache_write_tokens": 0,
-            "cache_write_1h_tokens": 0, "cache_read_tokens": 0, "output_tokens": 0,
-            "reasoning_tokens": 0, "is_sidechain": False, "offset": 0,
-        }  # fmt: skip
+            "session_id": "s1",
+            "message_id": "msg_1",
+            "request_id": "req_1",
+            "native_id": "n1",
+            "ts": TS,
+            "model": "claude-sonnet-4",
+            "input_tokens": 0,
+            "cache_write_tokens": 0,
+            "cache_write_1h_tokens": 0,
+            "cache_read_tokens": 0,
+            "output_tokens": 0,
+            "reasoning_tokens": 0,
+            "is_sidechain": False,
+            "offset": 0,
+        }
         args.update(row)
         sink.usage(**args)
     table = sink.build().usage
@@ -186,8 +207,12 @@ def test_event_id_is_deterministic() -> None:
 
 def test_event_id_ignores_time_offset_and_text() -> None:
     a = event_table([{"native_id": "u1", "ts": TS, "source_offset": 0, "text": "a"}])
-    b = event_table([{"native_id": "u1", "ts": "2030-01-01T00:00:00Z", "source_offset": 999, "text": "b"}])
-    assert normalize_events(a, "claude").column("event_id") == normalize_events(b, "claude").column("event_id")
+    b = event_table(
+        [{"native_id": "u1", "ts": "2030-01-01T00:00:00Z", "source_offset": 999, "text": "b"}]
+    )
+    assert normalize_events(a, "claude").column("event_id") == normalize_events(b, "claude").column(
+        "event_id"
+    )
 
 
 def test_event_id_differs_by_session_block_and_provider() -> None:
@@ -196,18 +221,22 @@ def test_event_id_differs_by_session_block_and_provider() -> None:
     other_block = normalize_events(event_table([{"block_index": 1}]), "claude")
     other_native = normalize_events(event_table([{"native_id": "n2"}]), "claude")
     other_provider = normalize_events(event_table([{}]), "codex")
-    others = [t.column("event_id")[0].as_py() for t in
-              (other_session, other_block, other_native, other_provider)]  # fmt: skip
+    others = [
+        t.column("event_id")[0].as_py()
+        for t in (other_session, other_block, other_native, other_provider)
+    ]
     assert base not in others
     assert len(set(others)) == 4
 
 
 def test_repeated_native_event_in_a_batch_is_kept_once() -> None:
-    raw = event_table([
-        {"native_id": "u1", "source_offset": 0, "text": "first"},
-        {"native_id": "u2", "source_offset": 10},
-        {"native_id": "u1", "source_offset": 20, "text": "repeat"},
-    ])  # fmt: skip
+    raw = event_table(
+        [
+            {"native_id": "u1", "source_offset": 0, "text": "first"},
+            {"native_id": "u2", "source_offset": 10},
+            {"native_id": "u1", "source_offset": 20, "text": "repeat"},
+        ]
+    )
     out = normalize_events(raw, "claude")
     assert out.num_rows == 2
     assert out.column("text").to_pylist() == ["first", "hi"]
@@ -215,12 +244,20 @@ def test_repeated_native_event_in_a_batch_is_kept_once() -> None:
 
 
 def test_blocks_of_one_native_event_are_distinct_events() -> None:
-    raw = event_table([
-        {"native_id": "a1", "block_index": 0, "block_type": "thinking", "role": "assistant"},
-        {"native_id": "a1", "block_index": 1, "block_type": "text", "role": "assistant"},
-        {"native_id": "a1", "block_index": 2, "block_type": "tool_use", "role": "assistant",
-         "tool_name": "Bash", "tool_input": '{"command":"ls"}'},
-    ])  # fmt: skip
+    raw = event_table(
+        [
+            {"native_id": "a1", "block_index": 0, "block_type": "thinking", "role": "assistant"},
+            {"native_id": "a1", "block_index": 1, "block_type": "text", "role": "assistant"},
+            {
+                "native_id": "a1",
+                "block_index": 2,
+                "block_type": "tool_use",
+                "role": "assistant",
+                "tool_name": "Bash",
+                "tool_input": '{"command":"ls"}',
+            },
+        ]
+    )
     out = normalize_events(raw, "claude")
     assert out.column("kind").to_pylist() == ["reasoning", "response", "tool_call"]
     assert len(set(out.column("event_id").to_pylist())) == 3
@@ -228,11 +265,18 @@ def test_blocks_of_one_native_event_are_distinct_events() -> None:
 
 def test_events_text_and_tool_input_are_redacted() -> None:
     key = "sk-ant-api03-" + "Q" * 40
-    raw = event_table([
-        {"native_id": "u1", "text": f"my key is {key}"},
-        {"native_id": "a1", "block_type": "tool_use", "role": "assistant", "text": None,
-         "tool_input": '{"command": "export GITHUB_TOKEN=ghp_' + "x" * 36 + '"}'},
-    ])  # fmt: skip
+    raw = event_table(
+        [
+            {"native_id": "u1", "text": f"my key is {key}"},
+            {
+                "native_id": "a1",
+                "block_type": "tool_use",
+                "role": "assistant",
+                "text": None,
+                "tool_input": '{"command": "export GITHUB_TOKEN=ghp_' + "x" * 36 + '"}',
+            },
+        ]
+    )
     out = normalize_events(raw, "claude")
     text = out.column("text").to_pylist()
     assert text == ["my key is [REDACTED:anthropic-key]", None]
@@ -242,16 +286,35 @@ def test_events_text_and_tool_input_are_redacted() -> None:
 
 
 def test_events_shape() -> None:
-    raw = event_table([{"native_id": "u1", "source_offset": 42, "block_index": 3,
-                        "ts": "2025-01-02T05:04:05+02:00"}])  # fmt: skip
+    raw = event_table(
+        [
+            {
+                "native_id": "u1",
+                "source_offset": 42,
+                "block_index": 3,
+                "ts": "2025-01-02T05:04:05+02:00",
+            }
+        ]
+    )
     out = normalize_events(raw, "claude")
     row = out.to_pylist()[0]
     assert row["provider"] == "claude"
     assert row["seq"] == 42 * 1000 + 3
     assert row["ts"] == datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
     assert row["kind"] == "prompt"
-    assert {"event_id", "session_id", "role", "model", "text", "tool_name", "tool_call_id",
-            "tool_input", "is_error", "is_sidechain", "source_offset"} <= set(out.column_names)  # fmt: skip
+    assert {
+        "event_id",
+        "session_id",
+        "role",
+        "model",
+        "text",
+        "tool_name",
+        "tool_call_id",
+        "tool_input",
+        "is_error",
+        "is_sidechain",
+        "source_offset",
+    } <= set(out.column_names)
 
 
 def test_empty_events_batch() -> None:
@@ -264,11 +327,13 @@ def test_empty_events_batch() -> None:
 
 
 def test_usage_keeps_the_largest_copy_per_message_and_request() -> None:
-    raw = usage_table([
-        {"input_tokens": 10, "output_tokens": 1, "offset": 0},
-        {"input_tokens": 10, "output_tokens": 50, "offset": 100},
-        {"input_tokens": 10, "output_tokens": 20, "offset": 200},
-    ])  # fmt: skip
+    raw = usage_table(
+        [
+            {"input_tokens": 10, "output_tokens": 1, "offset": 0},
+            {"input_tokens": 10, "output_tokens": 50, "offset": 100},
+            {"input_tokens": 10, "output_tokens": 20, "offset": 200},
+        ]
+    )
     out = normalize_usage(raw, "claude").to_pylist()
     assert len(out) == 1
     assert out[0]["output_tokens"] == 50
@@ -283,11 +348,13 @@ def test_usage_ties_keep_the_earliest_copy() -> None:
 
 
 def test_usage_different_request_ids_are_different_calls() -> None:
-    raw = usage_table([
-        {"request_id": "req_1", "output_tokens": 5},
-        {"request_id": "req_2", "output_tokens": 7},
-        {"message_id": "msg_2", "request_id": "req_1", "output_tokens": 9},
-    ])  # fmt: skip
+    raw = usage_table(
+        [
+            {"request_id": "req_1", "output_tokens": 5},
+            {"request_id": "req_2", "output_tokens": 7},
+            {"message_id": "msg_2", "request_id": "req_1", "output_tokens": 9},
+        ]
+    )
     out = normalize_usage(raw, "claude")
     assert sorted(out.column("output_tokens").to_pylist()) == [5, 7, 9]
     assert len(set(out.column("call_id").to_pylist())) == 3
@@ -295,51 +362,90 @@ def test_usage_different_request_ids_are_different_calls() -> None:
 
 def test_usage_same_message_in_other_session_is_the_same_call() -> None:
     # A transcript copied into another session (--resume) must not double count.
-    raw = usage_table([{"session_id": "s1", "output_tokens": 5},
-                       {"session_id": "s2", "output_tokens": 5, "offset": 9}])  # fmt: skip
+    raw = usage_table(
+        [
+            {"session_id": "s1", "output_tokens": 5},
+            {"session_id": "s2", "output_tokens": 5, "offset": 9},
+        ]
+    )
     assert normalize_usage(raw, "claude").num_rows == 1
 
 
 def test_usage_rows_without_message_id_are_never_merged() -> None:
-    raw = usage_table([
-        {"message_id": None, "request_id": None, "native_id": "@0", "output_tokens": 5, "offset": 0},
-        {"message_id": None, "request_id": None, "native_id": "@80", "output_tokens": 5, "offset": 80},
-        {"message_id": None, "request_id": None, "native_id": "@160", "output_tokens": 9, "offset": 160},
-    ])  # fmt: skip
+    raw = usage_table(
+        [
+            {
+                "message_id": None,
+                "request_id": None,
+                "native_id": "@0",
+                "output_tokens": 5,
+                "offset": 0,
+            },
+            {
+                "message_id": None,
+                "request_id": None,
+                "native_id": "@80",
+                "output_tokens": 5,
+                "offset": 80,
+            },
+            {
+                "message_id": None,
+                "request_id": None,
+                "native_id": "@160",
+                "output_tokens": 9,
+                "offset": 160,
+            },
+        ]
+    )
     out = normalize_usage(raw, "codex")
     assert out.num_rows == 3
     assert sorted(out.column("source_offset").to_pylist()) == [0, 80, 160]
 
 
 def test_usage_without_message_id_is_scoped_to_its_session() -> None:
-    raw = usage_table([
-        {"session_id": "s1", "message_id": None, "native_id": "@0", "output_tokens": 5},
-        {"session_id": "s2", "message_id": None, "native_id": "@0", "output_tokens": 5},
-    ])  # fmt: skip
+    raw = usage_table(
+        [
+            {"session_id": "s1", "message_id": None, "native_id": "@0", "output_tokens": 5},
+            {"session_id": "s2", "message_id": None, "native_id": "@0", "output_tokens": 5},
+        ]
+    )
     assert normalize_usage(raw, "codex").num_rows == 2
 
 
 def test_usage_without_message_id_never_merges_with_one_that_has_it() -> None:
-    raw = usage_table([
-        {"message_id": None, "request_id": "req_1", "native_id": "msg_1", "output_tokens": 5},
-        {"message_id": "msg_1", "request_id": "req_1", "native_id": "msg_1", "output_tokens": 5},
-    ])  # fmt: skip
+    raw = usage_table(
+        [
+            {"message_id": None, "request_id": "req_1", "native_id": "msg_1", "output_tokens": 5},
+            {
+                "message_id": "msg_1",
+                "request_id": "req_1",
+                "native_id": "msg_1",
+                "output_tokens": 5,
+            },
+        ]
+    )
     assert normalize_usage(raw, "claude").num_rows == 2
 
 
 def test_usage_call_id_is_deterministic() -> None:
     a = usage_table([{"output_tokens": 1, "offset": 0, "ts": TS}])
     b = usage_table([{"output_tokens": 99, "offset": 500, "ts": "2026-01-01T00:00:00Z"}])
-    assert normalize_usage(a, "claude").column("call_id") == normalize_usage(b, "claude").column("call_id")
-    assert normalize_usage(a, "claude").column("call_id") != normalize_usage(a, "codex").column("call_id")
+    assert normalize_usage(a, "claude").column("call_id") == normalize_usage(b, "claude").column(
+        "call_id"
+    )
+    assert normalize_usage(a, "claude").column("call_id") != normalize_usage(a, "codex").column(
+        "call_id"
+    )
 
 
 def test_usage_rows_with_unparsable_ts_are_dropped() -> None:
-    raw = usage_table([
-        {"message_id": "m1", "ts": "not a time", "output_tokens": 100},
-        {"message_id": "m2", "ts": None, "output_tokens": 100},
-        {"message_id": "m3", "ts": TS, "output_tokens": 1},
-    ])  # fmt: skip
+    raw = usage_table(
+        [
+            {"message_id": "m1", "ts": "not a time", "output_tokens": 100},
+            {"message_id": "m2", "ts": None, "output_tokens": 100},
+            {"message_id": "m3", "ts": TS, "output_tokens": 1},
+        ]
+    )
     out = normalize_usage(raw, "claude")
     assert out.column("message_id").to_pylist() == ["m3"]
 
@@ -351,9 +457,18 @@ def test_usage_unparsable_copy_does_not_win_over_a_dated_one() -> None:
 
 
 def test_usage_total_tokens() -> None:
-    raw = usage_table([{"input_tokens": 3, "cache_write_tokens": 500, "cache_write_1h_tokens": 200,
-                        "cache_read_tokens": 7000, "output_tokens": 40,
-                        "reasoning_tokens": 30}])  # fmt: skip
+    raw = usage_table(
+        [
+            {
+                "input_tokens": 3,
+                "cache_write_tokens": 500,
+                "cache_write_1h_tokens": 200,
+                "cache_read_tokens": 7000,
+                "output_tokens": 40,
+                "reasoning_tokens": 30,
+            }
+        ]
+    )
     row = normalize_usage(raw, "claude").to_pylist()[0]
     assert row["total_tokens"] == 3 + 500 + 7000 + 40
     assert row["cache_write_1h_tokens"] == 200
@@ -368,8 +483,15 @@ def test_usage_shape() -> None:
     assert row["ts"] == datetime(2025, 1, 2, 3, 4, 5, 500000, tzinfo=UTC)
     assert row["source_offset"] == 77
     assert "_scope" not in out.column_names and "_key" not in out.column_names
-    assert {"call_id", "session_id", "message_id", "request_id", "is_sidechain", "model",
-            "total_tokens"} <= set(out.column_names)  # fmt: skip
+    assert {
+        "call_id",
+        "session_id",
+        "message_id",
+        "request_id",
+        "is_sidechain",
+        "model",
+        "total_tokens",
+    } <= set(out.column_names)
 
 
 def test_empty_usage_batch() -> None:
