@@ -24,6 +24,24 @@ class RawTables:
     usage: pa.Table
     sessions: pa.Table
 
+    def tagged(self, source_id: str) -> RawTables:
+        """These tables with a ``source_id`` column on events and usage, so batches of
+        several sources can be concatenated and transformed together."""
+        return RawTables(
+            self.events.append_column("source_id", pa.repeat(source_id, self.events.num_rows)),
+            self.usage.append_column("source_id", pa.repeat(source_id, self.usage.num_rows)),
+            self.sessions,
+        )
+
+    @staticmethod
+    def concat(parts: list[RawTables]) -> RawTables:
+        """One batch from several (tagged) ones."""
+        return RawTables(
+            pa.concat_tables([p.events for p in parts]),
+            pa.concat_tables([p.usage for p in parts]),
+            pa.concat_tables([p.sessions for p in parts]),
+        )
+
 
 class _Columns:
     __slots__ = ("cols", "schema")

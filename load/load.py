@@ -52,11 +52,10 @@ class SourceState:
 
 @dataclass(frozen=True, slots=True)
 class Piece:
-    """One batch of one source, ready to commit: rows (``None`` for a checkpoint-only
-    update), rejects, the checkpoint after it, and how many records it covered."""
+    """One batch of one source, ready to commit: the checkpoint after it, its rejects and
+    how many records it covered (its rows travel, merged with other pieces', beside it)."""
 
     state: SourceState
-    rows: CatalogRows | None
     rejects: list[Reject]
     records: int
     restart: bool = False
@@ -112,12 +111,13 @@ class CatalogWriter:
         )
 
     # -- commits --------------------------------------------------------------------
-    def commit(self, import_id: int, pieces: list[Piece]) -> dict[str, CommitResult]:
-        """Append the rows of ``pieces`` and move each source's checkpoint, all in one
-        transaction. Returns what was new, per source id."""
+    def commit(
+        self, import_id: int, pieces: list[Piece], data: list[CatalogRows]
+    ) -> dict[str, CommitResult]:
+        """Append ``data`` (the rows of ``pieces``) and move each piece's source
+        checkpoint, all in one transaction. Returns what was new, per source id."""
         con = self.con
         params = {"workspace": self.workspace, "import_id": import_id}
-        data = [p.rows for p in pieces if p.rows is not None]
         tables: dict[str, pa.Table] = {
             "batch_rejects": _rejects_table(pieces),
             "batch_sources": _sources_table(pieces, self.workspace, import_id),
@@ -172,7 +172,7 @@ class CatalogWriter:
 
     def save_source(self, import_id: int, state: SourceState) -> None:
         """Record a source's state without data (refused, touched, or new but empty)."""
-        self.commit(import_id, [Piece(state, None, [], 0)])
+        self.commit(import_id, [Piece(state, [], 0)], [])
 
     def _forget_source(self, source_id: str) -> None:
         """Remove a source's rows before re-reading it as a new generation, and

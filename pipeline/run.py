@@ -18,6 +18,7 @@ from typing import Any
 
 from agentlake.extract.extract import ExtractLimits, extract_source
 from agentlake.extract.jsonl import Reject
+from agentlake.extract.rows import RawTables
 from agentlake.extract.providers import ProviderSpec, by_id
 from agentlake.load.catalog import open_for_read, open_for_write
 from agentlake.load.checkpoint import load_checkpoints, window_digest
@@ -209,30 +210,42 @@ def _state(
 
 class _Committer:
     """Groups consecutive pieces (small sources together, large ones batch by batch)
-    into commits of about ``max_records`` records, each one transaction."""
+    into commits of about ``max_records`` records. Each commit transforms its raw rows
+    in one pass per provider and writes them in one transaction."""
 
     def __init__(
         self, writer: CatalogWriter, import_id: int, reporter: Reporter, max_records: int
     ) -> None:
         self.writer, self.import_id, self.reporter = writer, import_id, reporter
         self.max_records = max_records
-        self.pending: list[tuple[Piece, SourceOutcome, int]] = []
+        self.pending: list[tuple[Piece, RawTables | None, SourceOutcome, int]] = []
         self.records = 0
 
-    def add(self, piece: Piece, outcome: SourceOutcome, nbytes: int) -> None:
-        """Queue ``piece`` (covering ``nbytes`` of its source); commit when full."""
-        self.pending.append((piece, outcome, nbytes))
+    def add(
+        self, piece: Piece, raw: RawTables | None, outcome: SourceOutcome, nbytes: int
+    ) -> None:
+        """Queue ``piece`` with its raw rows (covering ``nbytes`` of its source)."""
+        self.pending.append((piece, raw, outcome, nbytes))
         self.records += piece.records
         if self.records >= self.max_records:
             self.flush()
 
     def flush(self) -> None:
-        """Commit everything queued."""
+        """Transform and commit everything queued."""
         if not self.pending:
             return
-        results = self.writer.commit(self.import_id, [p for p, _, _ in self.pending])
+        by_provider: dict[str, list[RawTables]] = {}
+        for piece, raw, _, _ in self.pending:
+            if raw is not None:
+                src = piece.state.source
+                by_provider.setdefault(src.provider, []).append(raw.tagged(src.source_id))
+        data = [
+            transform_batch(RawTables.concat(parts), provider=provider)
+            for provider, parts in by_provider.items()
+        ]
+        results = self.writer.commit(self.import_id, [p for p, _, _, _ in self.pending], data)
         credited: set[str] = set()
-        for piece, outcome, nbytes in self.pending:
+        for piece, _, outcome, nbytes in self.pending:
             sid = piece.state.source.source_id
             if sid not in credited:
                 credited.add(sid)
@@ -258,7 +271,7 @@ def _run_source(
                 planned.checkpoint.committed_offset,
                 planned.checkpoint.prefix_digest,
             )
-            committer.add(Piece(state, None, [], 0), outcome, 0)
+            committer.add(Piece(state, [], 0), None, outcome, 0)
         return outcome
     if planned.action == "refuse":
         outcome = SourceOutcome(planned, "refused", message=planned.message)
@@ -272,7 +285,7 @@ def _run_source(
                 cp.prefix_digest,
                 planned.message,
             )
-            committer.add(Piece(state, None, [], 0), outcome, 0)
+            committer.add(Piece(state, [], 0), None, outcome, 0)
         return outcome
     spec = by_id(planned.provider)
     source = planned.source
@@ -287,11 +300,9 @@ def _run_source(
         for batch in extract_source(
             spec, source, start=planned.start, stop=planned.stop, limits=options.limits
         ):
-            rows = transform_batch(batch.tables, provider=spec.id, source_id=source.source_id)
             digest = window_digest(source.path, batch.end_offset)
             piece = Piece(
                 _state(planned, spec, batch.end_offset, digest),
-                rows,
                 batch.rejects,
                 batch.records,
                 restart,
@@ -302,17 +313,17 @@ def _run_source(
             room = REJECT_SAMPLES - len(outcome.reject_samples)
             if room > 0:
                 outcome.reject_samples.extend(batch.rejects[:room])
-            committer.add(piece, outcome, batch.end_offset - offset)
+            committer.add(piece, batch.tables, outcome, batch.end_offset - offset)
             offset = batch.end_offset
     except SourceError as exc:
         state = _refused_state(planned, spec, offset, digest, exc.message, "drift")
-        committer.add(Piece(state, None, [], 0, restart), outcome, 0)
+        committer.add(Piece(state, [], 0, restart), None, outcome, 0)
         outcome.status, outcome.message = "refused", exc.message
         return outcome
     if outcome.bytes == 0 and planned.start == offset:
         outcome.status = "empty" if planned.continuity == "new" else "unchanged"
         committer.add(
-            Piece(_state(planned, spec, offset, digest), None, [], 0, restart), outcome, 0
+            Piece(_state(planned, spec, offset, digest), [], 0, restart), None, outcome, 0
         )
     outcome.pending_bytes = planned.stop - offset
     if outcome.pending_bytes:

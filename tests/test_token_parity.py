@@ -14,6 +14,7 @@ import pytest
 from agentlake.demo import generate_claude_home
 from agentlake.run import ImportOptions, run_import
 from tests.conftest import CONFORMANCE, FIXTURES
+from tests.pipeline.helpers import snapshot
 
 GOLDEN = FIXTURES / "golden" / "ccusage" / "claude"
 FIELDS = ("inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens")
@@ -115,6 +116,11 @@ def test_fixture_tokens_do_not_depend_on_file_order_or_reimport(tmp_path: Path) 
     expected, _ = _golden("resumed_session_copies")
     got, _ = _imported(home, catalog)
     assert got == expected
+    # Not only the totals: the very same call rows (which copy owns a verbatim
+    # duplicate does not depend on which file came first).
+    together = tmp_path / "together.duckdb"
+    run_import(ImportOptions(catalog=together, workspace="default", home=home, env={}, build_index=False))
+    assert snapshot(catalog, ("usage",)) == snapshot(together, ("usage",))
 
 
 SNIFFLY = CONFORMANCE / "chiphuyen__sniffly" / "tests" / "mock-data"

@@ -75,6 +75,12 @@ def event_kind(block_type: pl.Expr, role: pl.Expr) -> pl.Expr:
     )
 
 
+def _source_id(frame: pl.DataFrame, source_id: str) -> pl.Expr:
+    """The rows' ``source_id`` column if the raw table carries one (several sources in
+    one batch), else the literal ``source_id``."""
+    return pl.col("source_id") if "source_id" in frame.columns else pl.lit(source_id).alias("source_id")
+
+
 def normalize_events(raw: pa.Table, provider: str, source_id: str = "") -> pa.Table:
     """Events with deterministic ids, UTC timestamps, kinds and redacted text."""
     frame = pl.from_arrow(raw)
@@ -95,7 +101,7 @@ def normalize_events(raw: pa.Table, provider: str, source_id: str = "") -> pa.Ta
         redact(pl.col("tool_input")).alias("tool_input"),
         "is_error",
         "is_sidechain",
-        pl.lit(source_id).alias("source_id"),
+        _source_id(frame, source_id),
         "source_offset",
     )
     # A batch can hold the same native event twice (a file that repeats a line).
@@ -125,10 +131,10 @@ def normalize_usage(raw: pa.Table, provider: str, source_id: str = "") -> pa.Tab
             utc_timestamp(pl.col("ts")).alias("ts"),
             pl.sum_horizontal(tokens).alias("total_tokens"),
             pl.lit(provider).alias("provider"),
-            pl.lit(source_id).alias("source_id"),
+            _source_id(frame, source_id),
         )
         .filter(pl.col("ts").is_not_null())
-        .sort(["total_tokens", "source_offset"], descending=[True, False])
+        .sort(["total_tokens", "source_id", "source_offset"], descending=[True, False, False])
         .unique("call_id", keep="first", maintain_order=True)
         .select(
             "call_id",
@@ -154,12 +160,39 @@ def normalize_usage(raw: pa.Table, provider: str, source_id: str = "") -> pa.Tab
 
 
 def normalize_sessions(raw: pa.Table, provider: str) -> pa.Table:
-    """Session metadata hints with redacted titles."""
+    """One metadata row per session, merged in arrival order the way the catalog merges
+    across batches: the first known parent and project path, the latest git branch and
+    CLI version, the highest-ranked title (the latest among equals); titles redacted."""
     frame = pl.from_arrow(raw)
     assert isinstance(frame, pl.DataFrame)
-    return frame.with_columns(
-        pl.lit(provider).alias("provider"), redact(pl.col("title")).alias("title")
-    ).to_arrow()
+    frame = frame.with_row_index("_order")
+    keys = ["session_id"]
+    merged = frame.group_by(keys, maintain_order=True).agg(
+        pl.col("parent_session_id").drop_nulls().first(),
+        pl.col("project_path").drop_nulls().first(),
+        pl.col("git_branch").drop_nulls().last(),
+        pl.col("cli_version").drop_nulls().last(),
+    )
+    titles = (
+        frame.filter(pl.col("title").is_not_null())
+        .sort(["title_rank", "_order"])
+        .group_by(keys)
+        .agg(pl.col("title").last(), pl.col("title_rank").last())
+    )
+    return (
+        merged.join(titles, on=keys, how="left")
+        .select(
+            pl.lit(provider).alias("provider"),
+            "session_id",
+            "parent_session_id",
+            "project_path",
+            redact(pl.col("title")).alias("title"),
+            "title_rank",
+            "git_branch",
+            "cli_version",
+        )
+        .to_arrow()
+    )
 
 
 def transform_batch(raw: RawTables, *, provider: str, source_id: str = "") -> CatalogRows:

@@ -2,8 +2,10 @@
 -- current winners and the batch's candidates, for the affected message ids only:
 --   * a message id that has any non-sidechain copy drops its sidechain copies;
 --   * a message id whose copies are all sidechain keeps exactly one;
---   * otherwise one row per call_id (message id, request id): the largest total wins,
---     an existing row wins ties (so replays change nothing).
+--   * otherwise one row per call_id (message id, request id): the largest total wins;
+--     ties (verbatim copies, e.g. a resumed session) go to the smallest (source_id,
+--     source_offset), a pure function of the candidates, so the winner does not depend
+--     on which file was imported first; a replayed identical row keeps the existing one.
 -- Winners(old ∪ new) = Winners(Winners(old) ∪ new), so running it batch by batch gives
 -- the same catalog as one global pass. Parameters: $workspace, $import_id
 CREATE OR REPLACE TEMP TABLE usage_candidates AS
@@ -36,7 +38,7 @@ SELECT * EXCLUDE (has_main)
 FROM kept
 QUALIFY row_number() OVER (
     PARTITION BY CASE WHEN has_main THEN call_id ELSE provider || ':' || coalesce(message_id, call_id) END
-    ORDER BY total_tokens DESC, existing DESC, source_id, source_offset
+    ORDER BY total_tokens DESC, source_id, source_offset, existing DESC
 ) = 1;
 
 DELETE FROM usage u

@@ -450,7 +450,7 @@ def test_commit_writes_data_and_checkpoint_together(tmp_path: Path) -> None:
     with open_for_write(tmp_path / "c.duckdb") as con:
         writer = CatalogWriter(con, "default")
         first_import = writer.begin_import()
-        result = writer.commit(first_import, [Piece(_state(src, 9), rows, [reject], 3)])
+        result = writer.commit(first_import, [Piece(_state(src, 9), [reject], 3)], [rows])
         got = result[src.source_id]
         assert (got.new_events, got.new_usage, got.rejects) == (2, 1, 1)
         source = con.execute(
@@ -459,7 +459,7 @@ def test_commit_writes_data_and_checkpoint_together(tmp_path: Path) -> None:
         assert source == (9, 3, 1, first_import)
         # A replay of the same batch adds nothing.
         second_import = writer.begin_import()
-        again = writer.commit(second_import, [Piece(_state(src, 9), rows, [], 3)])[src.source_id]
+        again = writer.commit(second_import, [Piece(_state(src, 9), [], 3)], [rows])[src.source_id]
         assert (again.new_events, again.new_usage) == (0, 0)
         statuses = con.execute(
             "SELECT import_id, status FROM imports ORDER BY import_id"
@@ -494,6 +494,6 @@ def test_failed_commit_leaves_nothing_behind(tmp_path: Path) -> None:
         writer = CatalogWriter(con, "default")
         import_id = writer.begin_import()
         with pytest.raises(duckdb.Error):
-            writer.commit(import_id, [Piece(_state(src, 9), bad, [reject], 3)])
+            writer.commit(import_id, [Piece(_state(src, 9), [reject], 3)], [bad])
         for table in ("events", "usage", "sessions", "sources", "rejects"):
             assert con.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,), table
