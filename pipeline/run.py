@@ -18,8 +18,8 @@ from typing import Any
 
 from agentlake.extract.extract import ExtractLimits, extract_source
 from agentlake.extract.jsonl import Reject
-from agentlake.extract.rows import RawTables
 from agentlake.extract.providers import ProviderSpec, by_id
+from agentlake.extract.rows import RawTables
 from agentlake.load.catalog import open_for_read, open_for_write
 from agentlake.load.checkpoint import load_checkpoints, window_digest
 from agentlake.load.load import CatalogWriter, Piece, SourceState
@@ -221,9 +221,7 @@ class _Committer:
         self.pending: list[tuple[Piece, RawTables | None, SourceOutcome, int]] = []
         self.records = 0
 
-    def add(
-        self, piece: Piece, raw: RawTables | None, outcome: SourceOutcome, nbytes: int
-    ) -> None:
+    def add(self, piece: Piece, raw: RawTables | None, outcome: SourceOutcome, nbytes: int) -> None:
         """Queue ``piece`` with its raw rows (covering ``nbytes`` of its source)."""
         self.pending.append((piece, raw, outcome, nbytes))
         self.records += piece.records

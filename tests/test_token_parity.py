@@ -41,7 +41,12 @@ def _golden(name: str) -> tuple[Totals, dict[str, int]]:
     for day in doc["daily"]:
         per_day[day["date"]] = day["totalTokens"]
         for m in day["modelBreakdowns"]:
-            per_model[(day["date"], m["modelName"])] = (m[FIELDS[0]], m[FIELDS[1]], m[FIELDS[2]], m[FIELDS[3]])
+            per_model[(day["date"], m["modelName"])] = (
+                m[FIELDS[0]],
+                m[FIELDS[1]],
+                m[FIELDS[2]],
+                m[FIELDS[3]],
+            )
     return per_model, per_day
 
 
@@ -119,7 +124,9 @@ def test_fixture_tokens_do_not_depend_on_file_order_or_reimport(tmp_path: Path) 
     # Not only the totals: the very same call rows (which copy owns a verbatim
     # duplicate does not depend on which file came first).
     together = tmp_path / "together.duckdb"
-    run_import(ImportOptions(catalog=together, workspace="default", home=home, env={}, build_index=False))
+    run_import(
+        ImportOptions(catalog=together, workspace="default", home=home, env={}, build_index=False)
+    )
     assert snapshot(catalog, ("usage",)) == snapshot(together, ("usage",))
 
 

@@ -78,7 +78,11 @@ def event_kind(block_type: pl.Expr, role: pl.Expr) -> pl.Expr:
 def _source_id(frame: pl.DataFrame, source_id: str) -> pl.Expr:
     """The rows' ``source_id`` column if the raw table carries one (several sources in
     one batch), else the literal ``source_id``."""
-    return pl.col("source_id") if "source_id" in frame.columns else pl.lit(source_id).alias("source_id")
+    return (
+        pl.col("source_id")
+        if "source_id" in frame.columns
+        else pl.lit(source_id).alias("source_id")
+    )
 
 
 def normalize_events(raw: pa.Table, provider: str, source_id: str = "") -> pa.Table:

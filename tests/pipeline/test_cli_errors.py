@@ -63,11 +63,18 @@ def test_not_a_catalog_is_refused_with_exit_6(run_cli: CliRunner, tmp_path: Path
     assert catalog.read_bytes().startswith(b"these are my notes")
 
 
-def test_missing_catalog_is_exit_4_and_bad_usage_is_exit_2(run_cli: CliRunner, tmp_path: Path) -> None:
+def test_missing_catalog_is_exit_4_and_bad_usage_is_exit_2(
+    run_cli: CliRunner, tmp_path: Path
+) -> None:
     proc = run_cli("report", "daily", "--catalog", tmp_path / "none.duckdb")
     assert proc.returncode == 4 and "agentlake import" in _one_line(proc.stderr)
-    assert run_cli("import", "--provider", "nope", "--catalog", tmp_path / "c.duckdb").returncode == 2
-    assert run_cli("import", "--workspace", "no spaces", "--catalog", tmp_path / "c.duckdb").returncode == 2
+    assert (
+        run_cli("import", "--provider", "nope", "--catalog", tmp_path / "c.duckdb").returncode == 2
+    )
+    assert (
+        run_cli("import", "--workspace", "no spaces", "--catalog", tmp_path / "c.duckdb").returncode
+        == 2
+    )
     assert run_cli("import", "--home", tmp_path, "--catalog", tmp_path / "c.duckdb").returncode == 0
     bad_sql = run_cli("sql", "SELEC 1", "--catalog", tmp_path / "c.duckdb")
     assert bad_sql.returncode == 2 and "SQL error" in _one_line(bad_sql.stderr)
@@ -75,7 +82,9 @@ def test_missing_catalog_is_exit_4_and_bad_usage_is_exit_2(run_cli: CliRunner, t
     assert write.returncode == 2  # read-only
 
 
-def test_claude_config_dir_comma_list_replaces_the_default_root(run_cli: CliRunner, tmp_path: Path) -> None:
+def test_claude_config_dir_comma_list_replaces_the_default_root(
+    run_cli: CliRunner, tmp_path: Path
+) -> None:
     one, two, home = tmp_path / "one", tmp_path / "two", tmp_path / "home"
     generate_claude_home(one, sessions=2)
     generate_claude_home(two, sessions=3, seed=8)
