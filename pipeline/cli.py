@@ -129,7 +129,7 @@ def _print_table(table: pa.Table, title: str | None = None) -> None:
 def _cell(value: Any) -> str:
     if value is None:
         return "—"
-    if isinstance(value, float):
+    if isinstance(value, (float, Decimal)):
         return f"{value:,.4f}"
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
@@ -152,13 +152,29 @@ def _print_csv(table: pa.Table) -> None:
     sys.stdout.write(buf.getvalue())
 
 
-def _emit(table: pa.Table, *, as_json: bool, as_csv: bool, key: str, title: str) -> None:
+# Human tables show the columns people read; --json and --csv carry every column.
+_HUMAN_COLUMNS = {
+    "period": "period", "session_id": "session", "project_path": "project", "provider": "provider",
+    "model": "model", "models": "models", "calls": "calls", "input_tokens": "input",
+    "output_tokens": "output", "cache_write_tokens": "cache write", "cache_read_tokens": "cache read",
+    "total_tokens": "total", "cost_usd": "cost (USD)",
+}  # fmt: skip
+
+
+def _human(table: pa.Table) -> pa.Table:
+    names = [n for n in _HUMAN_COLUMNS if n in table.column_names]
+    if not names:
+        return table
+    return table.select(names).rename_columns([_HUMAN_COLUMNS[n] for n in names])
+
+
+def _emit(table: pa.Table, *, as_json: bool, as_csv: bool, key: str, title: str | None) -> None:
     if as_json:
         _print_json({key: table.to_pylist()})
     elif as_csv:
         _print_csv(table)
     else:
-        _print_table(table, title)
+        _print_table(_human(table) if key != "rows" else table, title)
 
 
 # -- import ------------------------------------------------------------------------------
@@ -549,7 +565,7 @@ def sql_(
 
     def action() -> None:
         table = scoped_sql(_catalog(catalog), _workspace(workspace), statement)
-        _emit(table, as_json=json, as_csv=csv, key="rows", title=None)  # type: ignore[arg-type]
+        _emit(table, as_json=json, as_csv=csv, key="rows", title=None)
 
     _guard(debug, action)
 
@@ -579,9 +595,8 @@ def demo(
             f"{totals['usage_rows']:,} model calls in {result.seconds:.2f}s",
             highlight=False,
         )
-        _print_table(
-            period_report(catalog, "default", "daily", ReportFilter()), "daily usage (UTC)"
-        )
+        daily = period_report(catalog, "default", "daily", ReportFilter())
+        _print_table(_human(daily), "daily usage (UTC)")
         query = "cache bug"
         table = Table(title=f"search: {query}")
         for col in ("score", "session", "kind", "snippet"):

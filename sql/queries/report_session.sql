@@ -8,13 +8,13 @@ SELECT
     timezone($tz, max(u.ts))      AS last_activity,
     list(DISTINCT coalesce(u.model, '<unknown>') ORDER BY coalesce(u.model, '<unknown>')) AS models,
     count(*)                      AS calls,
-    sum(u.input_tokens)           AS input_tokens,
-    sum(u.cache_write_tokens)     AS cache_write_tokens,
-    sum(u.cache_write_1h_tokens)  AS cache_write_1h_tokens,
-    sum(u.cache_read_tokens)      AS cache_read_tokens,
-    sum(u.output_tokens)          AS output_tokens,
-    sum(u.reasoning_tokens)       AS reasoning_tokens,
-    sum(u.total_tokens)           AS total_tokens,
+    sum(u.input_tokens)::BIGINT           AS input_tokens,
+    sum(u.cache_write_tokens)::BIGINT     AS cache_write_tokens,
+    sum(u.cache_write_1h_tokens)::BIGINT  AS cache_write_1h_tokens,
+    sum(u.cache_read_tokens)::BIGINT      AS cache_read_tokens,
+    sum(u.output_tokens)::BIGINT          AS output_tokens,
+    sum(u.reasoning_tokens)::BIGINT       AS reasoning_tokens,
+    sum(u.total_tokens)::BIGINT           AS total_tokens,
     sum(u.cost_usd)               AS cost_usd
 FROM usage_costed u
 LEFT JOIN sessions s

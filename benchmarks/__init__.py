@@ -1,0 +1,1 @@
+"""The agentlake benchmark harness (``python -m benchmarks``; not part of the test run)."""
