@@ -125,10 +125,12 @@ def _map_chunk(
             continue
         if outcome == "unknown":
             rtype = record.get("type")
-            label = rtype if isinstance(rtype, str) else type(rtype).__name__
-            new_rejects.append(
-                Reject(offset, length, "UNKNOWN_RECORD", f"unknown record type {label[:80]!r}")
+            detail = (
+                f"unknown record type {rtype[:80]!r}"
+                if isinstance(rtype, str)
+                else "record without a recognizable 'type'"
             )
+            new_rejects.append(Reject(offset, length, "UNKNOWN_RECORD", detail))
         outcomes[outcome] += 1
     if new_rejects:
         rejects = sorted([*rejects, *new_rejects], key=lambda r: r.offset)
