@@ -175,31 +175,11 @@ class CatalogWriter:
         self.commit(import_id, [Piece(state, [], 0)], [])
 
     def _forget_source(self, source_id: str) -> None:
-        """Remove a source's rows before re-reading it as a new generation, and
-        recompute the aggregates of the sessions it touched."""
-        con, ws = self.con, self.workspace
-        con.execute(
-            "CREATE OR REPLACE TEMP TABLE touched AS SELECT DISTINCT provider, session_id "
-            "FROM events WHERE workspace = ? AND source_id = ?",
-            [ws, source_id],
-        )
-        for table in ("events", "usage", "rejects"):
-            con.execute(
-                f"DELETE FROM {table} WHERE workspace = ? AND source_id = ?", [ws, source_id]
-            )
-        con.execute(
-            """UPDATE sessions s SET started_at = a.started_at, updated_at = a.updated_at,
-                   prompts = coalesce(a.prompts, 0), events = coalesce(a.events, 0),
-                   tool_calls = coalesce(a.tool_calls, 0)
-               FROM touched t LEFT JOIN (
-                   SELECT provider, session_id, min(ts) AS started_at, max(ts) AS updated_at,
-                          count(*) FILTER (kind = 'prompt') AS prompts, count(*) AS events,
-                          count(*) FILTER (kind = 'tool_call') AS tool_calls
-                   FROM events WHERE workspace = $1 GROUP BY ALL) a USING (provider, session_id)
-               WHERE s.workspace = $1 AND s.provider = t.provider AND s.session_id = t.session_id""".replace(
-                "$1", "?"
-            ),
-            [ws, ws],
+        """Remove a source's rows before re-reading it as a new generation."""
+        run_script(
+            self.con,
+            sql.query("forget_source"),
+            {"workspace": self.workspace, "source_id": source_id},
         )
 
     # -- publish --------------------------------------------------------------------

@@ -97,6 +97,9 @@ def test_truncated_source_is_refused_and_keeps_its_data(
     assert code == 0
     assert scalar(catalog, "SELECT generation FROM sources WHERE path = ?", [str(path)]) == 2
     assert scalar(catalog, "SELECT count(*) FROM events WHERE session_id = ?", [SID]) == 3
+    # the session's aggregates were recomputed, not added to
+    assert scalar(catalog, "SELECT events FROM sessions WHERE session_id = ?", [SID]) == 3
+    assert scalar(catalog, "SELECT prompts FROM sessions WHERE session_id = ?", [SID]) == 3
 
 
 def test_replaced_source_is_refused(run_cli: CliRunner, home: Path, catalog: Path) -> None:
