@@ -3,6 +3,7 @@ and never bare top-level names such as `load` or `sql`."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import sysconfig
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import FIXTURES, REPO
 
 
 @pytest.mark.slow
@@ -79,6 +80,15 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     lines = probe.stdout.splitlines()
+    # the installed package carries its migrations and queries: a real import works
+    catalog = tmp_path / "c.duckdb"
+    imported = subprocess.run(
+        [env_dir / "bin" / "agentlake", "import", "--home", FIXTURES / "claude" / "subagents",
+         "--catalog", catalog, "--json"],
+        capture_output=True, text=True, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert imported.returncode == 0, imported.stderr
+    assert json.loads(imported.stdout)["totals"]["usage_rows"] == 4
     assert lines[0].startswith(str(new_site))
     assert int(lines[1]) >= 1
     assert lines[2] == "None None None"
