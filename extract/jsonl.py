@@ -110,59 +110,77 @@ def read_lines(
 
     ``start`` must be 0 or just after a newline. Bytes after the last newline before
     ``stop`` are the pending tail: not consumed, not rejected. An over-long line is
-    rejected as ``OVERSIZED`` once its newline is found, without being buffered.
+    rejected as ``OVERSIZED`` once its newline is found, without being buffered: at most
+    ``limits.max_line_bytes`` of a pending line and one chunk are held at a time. Each
+    batch holds at most ``batch_lines`` lines (valid, rejected and blank alike).
     """
+    max_len = limits.max_line_bytes
+    batch_lines = max(1, batch_lines)
     batch = LineBatch(start_offset=start, end_offset=start)
     with path.open("rb", buffering=0) as fh:
         fh.seek(start)
-        pos = start  # file offset of buf[0]
-        buf = b""
-        skipping_from: int | None = None  # start offset of an oversized line being skipped
+        chunk_pos = start  # file offset of the next chunk
+        line_start = start  # file offset of the first unconsumed byte
+        pending: list[bytes] = []  # the start of the line at line_start, split across chunks
+        pending_len = 0
+        skipping = False  # the line at line_start is oversized: its bytes are dropped
         remaining = stop - start
         while remaining > 0:
             chunk = fh.read(min(chunk_bytes, remaining))
             if not chunk:
                 break  # the file shrank under us; the planner sees it next run
             remaining -= len(chunk)
-            if skipping_from is not None:
-                nl = chunk.find(b"\n")
-                if nl < 0:
-                    pos += len(chunk)
-                    continue
-                end = pos + nl + 1
-                batch.rejects.append(
-                    Reject(skipping_from, end - skipping_from, "OVERSIZED",
-                           f"line of {end - skipping_from} bytes exceeds {limits.max_line_bytes}")
-                )
-                batch.lines += 1
-                batch.end_offset = end
-                skipping_from = None
-                buf = chunk[nl + 1 :]
-                pos = end
-            else:
-                buf += chunk
-            last_nl = buf.rfind(b"\n")
-            if last_nl >= 0:
-                complete, buf = buf[: last_nl + 1], buf[last_nl + 1 :]
-                _parse_complete(complete, pos, limits, batch)
+            chunk_start, chunk_pos = chunk_pos, chunk_pos + len(chunk)
+            lines = chunk.split(b"\n")  # no copy when the chunk holds no newline
+            tail = lines.pop()
+            first = 0  # index of the first line of ``lines`` still to parse
+            if not lines:  # no newline: the line at line_start goes on
+                if not skipping:
+                    pending_len += len(tail)
+                    if pending_len >= max_len:  # too long even before its newline
+                        skipping, pending, pending_len = True, [], 0
+                    else:
+                        pending.append(tail)
+                continue
+            if skipping or pending:  # lines[0] ends the line at line_start
+                length = chunk_start + len(lines[0]) + 1 - line_start
+                if skipping or length > max_len:
+                    detail = f"line of {length} bytes exceeds {max_len}"
+                    batch.rejects.append(Reject(line_start, length, "OVERSIZED", detail))
+                    batch.lines += 1
+                    line_start += length
+                    batch.end_offset = line_start
+                    first = 1
+                else:
+                    pending.append(lines[0])
+                    lines[0] = b"".join(pending)
+                skipping, pending, pending_len = False, [], 0
+            # Parse the complete lines, yielding each batch as soon as it is full.
+            while True:
                 if batch.lines >= batch_lines:
                     yield batch
-                    batch = LineBatch(start_offset=batch.end_offset, end_offset=batch.end_offset)
-                pos += last_nl + 1
-            if len(buf) > limits.max_line_bytes:
-                skipping_from = pos
-                pos += len(buf)
-                buf = b""
+                    batch = LineBatch(start_offset=line_start, end_offset=line_start)
+                if first >= len(lines):
+                    break
+                end = min(len(lines), first + batch_lines - batch.lines)
+                todo = lines if first == 0 and end == len(lines) else lines[first:end]
+                line_start = _parse_lines(todo, line_start, limits, batch)
+                first = end
+            if tail:
+                if len(tail) >= max_len:
+                    skipping = True
+                else:
+                    pending, pending_len = [tail], len(tail)
     if batch.lines:
         yield batch
 
 
-def _parse_complete(complete: bytes, pos: int, limits: RecordLimits, batch: LineBatch) -> None:
-    """Parse newline-terminated ``complete`` (starting at file offset ``pos``) into ``batch``."""
+def _parse_lines(lines: list[bytes], offset: int, limits: RecordLimits, batch: LineBatch) -> int:
+    """Parse ``lines`` (without their newlines; the first starts at file offset
+    ``offset``) into ``batch``, and return the offset just after the last one."""
     records, offsets, lengths, rejects = batch.records, batch.offsets, batch.lengths, batch.rejects
-    offset = pos
     max_len = limits.max_line_bytes
-    for line in complete.split(b"\n")[:-1]:
+    for line in lines:
         length = len(line) + 1
         if length > max_len:
             rejects.append(
@@ -178,5 +196,6 @@ def _parse_complete(complete: bytes, pos: int, limits: RecordLimits, batch: Line
                 reason, detail = parsed
                 rejects.append(Reject(offset, length, reason, detail))
         offset += length
-        batch.lines += 1
+    batch.lines += len(lines)
     batch.end_offset = offset
+    return offset

@@ -7,6 +7,9 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from agentlake.extract.jsonl import (
     LineBatch,
     MiB,
@@ -409,6 +412,79 @@ def test_small_batches_with_tiny_chunks_hold_at_most_batch_lines(tmp_path: Path)
     assert [b.lines for b in batches] == [3, 3, 3, 3, 3, 3, 2]
 
 
+@pytest.mark.parametrize("chunk_bytes", [5, 13, 64, MiB])
+@pytest.mark.parametrize("batch_lines", [1, 3, 4, 100])
+def test_batches_never_exceed_batch_lines(
+    tmp_path: Path, chunk_bytes: int, batch_lines: int
+) -> None:
+    limits = RecordLimits(max_line_bytes=40)
+    lines = [b'{"n":%d}' % i for i in range(30)]
+    lines[4] = lines[17] = b'{"x":"' + b"a" * 60 + b'"}'  # oversized
+    lines[9] = b""
+    lines[22] = b"oops"
+    data = b"\n".join(lines) + b"\n"
+    path = write(tmp_path / "s.jsonl", data)
+    batches = read_all(path, chunk_bytes=chunk_bytes, batch_lines=batch_lines, limits=limits)
+    full, rest = divmod(30, batch_lines)
+    assert [b.lines for b in batches] == [batch_lines] * full + [rest] * bool(rest)
+    for prev, nxt in pairwise(batches):
+        assert nxt.start_offset == prev.end_offset
+    assert [r["n"] for r in records(batches)] == [i for i in range(30) if i not in (4, 9, 17, 22)]
+    assert [r.reason for r in rejects(batches)] == ["OVERSIZED", "OVERSIZED", "MALFORMED"]
+    assert end_offset(batches) == len(data)
+
+
+_LINE = st.one_of(
+    st.integers(0, 10**6).map(lambda n: b'{"n":%d}' % n),
+    st.integers(0, 120).map(lambda k: b'{"x":"' + b"a" * k + b'"}'),
+    st.sampled_from([b"", b"  ", b"oops", b"[1]", b'{"e":"\xff"}']),
+)
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    lines=st.lists(_LINE, max_size=25),
+    torn=st.sampled_from([b"", b'{"t":', b"b" * 90]),
+    chunk_bytes=st.integers(1, 200),
+    batch_lines=st.integers(1, 8),
+    max_line_bytes=st.integers(10, 100),
+)
+def test_reader_matches_a_whole_file_split(
+    tmp_path: Path,
+    lines: list[bytes],
+    torn: bytes,
+    chunk_bytes: int,
+    batch_lines: int,
+    max_line_bytes: int,
+) -> None:
+    limits = RecordLimits(max_line_bytes=max_line_bytes)
+    data = b"".join(line + b"\n" for line in lines) + torn
+    path = write(tmp_path / "p.jsonl", data)
+    batches = read_all(path, chunk_bytes=chunk_bytes, batch_lines=batch_lines, limits=limits)
+    expected_records, expected_rejects, offset = [], [], 0
+    for line in lines:
+        length = len(line) + 1
+        if length > max_line_bytes:
+            expected_rejects.append((offset, length, "OVERSIZED"))
+        elif line.strip():
+            parsed = parse_line(line, limits)
+            if isinstance(parsed, dict):
+                expected_records.append((offset, parsed))
+            else:
+                expected_rejects.append((offset, length, parsed[0]))
+        offset += length
+    got = [(o, r) for b in batches for o, r in zip(b.offsets, b.records, strict=True)]
+    assert got == expected_records
+    assert [(r.offset, r.length, r.reason) for r in rejects(batches)] == expected_rejects
+    assert end_offset(batches) == offset
+    assert all(0 < b.lines <= batch_lines for b in batches)
+    assert sum(b.lines for b in batches) == len(lines)
+    for prev, nxt in pairwise(batches):
+        assert nxt.start_offset == prev.end_offset
+
+
 # -- memory ----------------------------------------------------------------------------
 
 
@@ -433,10 +509,6 @@ def _huge_line_file(tmp_path: Path, size: int) -> Path:
     return path
 
 
-@pytest.mark.xfail(
-    reason="read_lines buffers up to max_line_bytes and copies on `buf += chunk`: ~10 MiB peak",
-    strict=True,
-)
 def test_memory_of_a_20_mib_line_stays_well_under_its_size(tmp_path: Path) -> None:
     path = _huge_line_file(tmp_path, 20 * MiB)
     peak, batches = _peak_reading(path)
