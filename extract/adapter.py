@@ -1,18 +1,29 @@
-"""The small contract every provider adapter implements.
+"""The small contracts provider adapters implement, one per position kind.
 
 The framework (``extract.extract``) owns the loop: it opens the source, reads bounded
-batches from the checkpoint, classifies bad lines and builds Arrow tables. An adapter
-only says where a file's session is (:meth:`Adapter.locate`) and maps one parsed record
-to rows (:meth:`Adapter.map_record`).
+batches from the checkpoint, classifies bad input and builds Arrow tables. An adapter
+only says where a file's session is (``locate``) and maps what it is handed to rows:
+
+* :class:`LineAdapter` — one parsed JSONL record at a time (``byte-offset`` sources);
+* :class:`DocumentAdapter` — one parsed JSON document (``document`` sources, re-read
+  whole and replaced atomically when their content changes);
+* :class:`DatabaseAdapter` — a read-only SQLite connection (``sqlite`` sources).
+
+``SourceContext.memo`` is the adapter's state for one source. It must stay
+JSON-serializable: it is saved with every checkpoint and handed back when the source is
+read again from that checkpoint (e.g. Codex's running token totals).
 """
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from .rows import RowSink
-from .sources import SourceFile
+from .sources import PositionKind, SourceFile
 
 RecordOutcome = Literal["mapped", "ignored", "unknown"]
 """``mapped``: rows emitted; ``ignored``: a known record type with nothing to import;
@@ -24,15 +35,15 @@ class InvalidRecord(ValueError):
 
 
 class FormatDrift(ValueError):
-    """A record declares a major format version the adapter does not know."""
+    """The input declares a major format version the adapter does not know."""
 
 
 @dataclass(slots=True)
 class SourceContext:
-    """Per-source state an adapter keeps while mapping records of one file.
+    """Per-source state an adapter keeps while mapping one file.
 
-    ``session_id``/``parent_session_id`` come from :meth:`Adapter.locate`; ``memo`` is the
-    adapter's scratch space for this run (e.g. the last metadata it emitted).
+    ``session_id``/``parent_session_id`` come from ``locate``; ``memo`` is the adapter's
+    persisted scratch space (JSON-serializable).
     """
 
     source: SourceFile
@@ -41,8 +52,8 @@ class SourceContext:
     memo: dict[str, Any] = field(default_factory=dict)
 
 
-class Adapter(Protocol):
-    """What a provider module implements."""
+class LineAdapter(Protocol):
+    """Maps the records of a JSONL file."""
 
     def locate(self, source: SourceFile) -> SourceContext:
         """Session identity of a file, from its path alone."""
@@ -57,3 +68,50 @@ class Adapter(Protocol):
         :class:`FormatDrift` for an unknown major format version.
         """
         ...
+
+
+class DocumentAdapter(Protocol):
+    """Maps a whole JSON document."""
+
+    def locate(self, source: SourceFile) -> SourceContext:
+        """Session identity of a file, from its path alone."""
+        ...
+
+    def map_document(self, document: Any, ctx: SourceContext, sink: RowSink) -> int:
+        """Map the parsed document to rows; returns how many records it held.
+
+        Raises :class:`InvalidRecord` when the document is not of this format and
+        :class:`FormatDrift` for an unknown major format version.
+        """
+        ...
+
+
+class DatabaseAdapter(Protocol):
+    """Maps rows of a SQLite database opened read-only."""
+
+    def locate(self, source: SourceFile) -> SourceContext:
+        """Identity of the database (its rows may belong to many sessions)."""
+        ...
+
+    def map_database(self, con: sqlite3.Connection, ctx: SourceContext, sink: RowSink) -> int:
+        """Query the database and emit rows; returns how many records it read. A missing
+        table or column is not an error: emit what is there."""
+        ...
+
+
+Adapter = LineAdapter | DocumentAdapter | DatabaseAdapter
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """One on-disk format of a provider: its name, position kind, file predicate (given
+    the path relative to the root) and adapter."""
+
+    name: str
+    position_kind: PositionKind
+    predicate: Callable[[Path], bool]
+    adapter: Adapter
+
+    def owns(self, rel: Path) -> bool:
+        """Whether the file at ``rel`` (relative to its root) is in this format."""
+        return bool(self.predicate(rel))

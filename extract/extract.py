@@ -7,15 +7,25 @@ records; adapters only map records to rows. It never advances a checkpoint itsel
 
 from __future__ import annotations
 
+import sqlite3
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, cast
+
+import orjson
 
 from agentlake.errors import SourceError
 
-from .adapter import FormatDrift, InvalidRecord, SourceContext
-from .jsonl import LineBatch, RecordLimits, Reject, read_lines
+from .adapter import (
+    DatabaseAdapter,
+    DocumentAdapter,
+    FormatDrift,
+    InvalidRecord,
+    LineAdapter,
+    SourceContext,
+)
+from .jsonl import LineBatch, RecordLimits, Reject, parse_line, read_lines
 from .providers import ProviderSpec
 from .rows import RawTables, RowSink
 from .sources import SourceFile
@@ -32,6 +42,7 @@ class ExtractLimits:
     chunk_bytes: int = MiB
     max_records_per_source: int | None = None
     max_bytes_per_source: int | None = None
+    max_document_bytes: int = 256 * MiB
 
 
 @dataclass(slots=True)
@@ -45,10 +56,12 @@ class ExtractBatch:
     end_offset: int
     lines: int
     outcomes: Counter[str] = field(default_factory=Counter)
+    state: str | None = None  # the adapter's memo after this batch, as JSON
+    retracts: bool = False  # the batch withdraws rows already committed
 
     @property
     def records(self) -> int:
-        """Records that parsed as JSON objects (mapped, ignored or unknown)."""
+        """Records read (mapped, ignored, unknown or invalid)."""
         return sum(self.outcomes.values())
 
 
@@ -59,13 +72,48 @@ def extract_source(
     start: int,
     stop: int,
     limits: ExtractLimits = ExtractLimits(),
+    state: str | None = None,
 ) -> Iterator[ExtractBatch]:
-    """Yield batches of ``source`` from byte ``start`` up to the last newline before
-    ``stop``, honouring the per-run ceilings. Raises :class:`SourceError` (after
-    yielding the clean prefix) when a record declares an unknown major format version."""
+    """Yield the batches of ``source`` that the plan asked for.
+
+    A ``byte-offset`` source is read from ``start`` up to the last newline before
+    ``stop``, honouring the per-run ceilings; ``document`` and ``sqlite`` sources are
+    read whole, in one batch. ``state`` is the adapter memo saved with the checkpoint at
+    ``start``. Raises :class:`SourceError` (after yielding any clean prefix) when the
+    input declares an unknown major format version.
+    """
+    fmt = spec.format_of(source)
+    ctx = fmt.adapter.locate(source)
+    if state:
+        ctx.memo.update(orjson.loads(state))
+    try:
+        if source.position_kind == "byte-offset":
+            yield from _extract_lines(
+                cast(LineAdapter, fmt.adapter), ctx, source, start, stop, limits
+            )
+        elif source.position_kind == "document":
+            yield from _extract_document(cast(DocumentAdapter, fmt.adapter), ctx, source, limits)
+        else:
+            yield from _extract_database(cast(DatabaseAdapter, fmt.adapter), ctx, source)
+    except FormatDrift as drift:
+        raise SourceError(
+            "SCHEMA_DRIFT",
+            str(source.path),
+            f"{drift}; the rest of this source is refused "
+            "(rerun with --restart-drifted after upgrading agentlake)",
+        ) from None
+
+
+def _extract_lines(
+    adapter: LineAdapter,
+    ctx: SourceContext,
+    source: SourceFile,
+    start: int,
+    stop: int,
+    limits: ExtractLimits,
+) -> Iterator[ExtractBatch]:
     if limits.max_bytes_per_source is not None:
         stop = min(stop, start + limits.max_bytes_per_source)
-    ctx = spec.adapter.locate(source)
     budget = limits.max_records_per_source
     lines = read_lines(
         source.path,
@@ -78,19 +126,80 @@ def extract_source(
     for chunk in lines:
         if budget is not None and len(chunk.records) > budget:
             _cut(chunk, chunk.offsets[budget])
-        batch, drift = _map_chunk(spec, ctx, source, chunk)
+        batch, drift = _map_chunk(adapter, ctx, source, chunk)
         yield batch
         if drift is not None:
-            raise SourceError(
-                "SCHEMA_DRIFT",
-                str(source.path),
-                f"{drift}; the rest of this source is refused "
-                "(rerun with --restart-drifted after upgrading agentlake)",
-            )
+            raise drift
         if budget is not None:
             budget -= batch.records
             if budget <= 0:
                 return
+
+
+def _whole(source: SourceFile, sink: RowSink, ctx: SourceContext, outcomes: Counter[str],
+           rejects: list[Reject]) -> ExtractBatch:  # fmt: skip
+    tables = sink.build()
+    return ExtractBatch(
+        source=source, tables=tables, rejects=rejects, start_offset=0, end_offset=source.size,
+        lines=1, outcomes=outcomes, state=orjson.dumps(ctx.memo).decode(),
+        retracts=tables.retractions.num_rows > 0,
+    )  # fmt: skip
+
+
+def _extract_document(
+    adapter: DocumentAdapter, ctx: SourceContext, source: SourceFile, limits: ExtractLimits
+) -> Iterator[ExtractBatch]:
+    """A whole JSON document, parsed once; a bad document is one reject covering it."""
+    sink, outcomes, rejects = RowSink(), Counter[str](), list[Reject]()
+    size = source.size
+    if size > limits.max_document_bytes:
+        rejects.append(
+            Reject(
+                0,
+                size,
+                "OVERSIZED",
+                f"document of {size} bytes exceeds {limits.max_document_bytes}",
+            )
+        )
+        yield _whole(source, sink, ctx, outcomes, rejects)
+        return
+    data = source.path.read_bytes()[:size]
+    parsed = parse_line(
+        data, RecordLimits(max_line_bytes=size + 1, max_depth=limits.record.max_depth)
+    )
+    if not isinstance(parsed, dict):
+        reason, detail = parsed
+        rejects.append(Reject(0, len(data), reason, detail))
+    else:
+        try:
+            outcomes["mapped"] += adapter.map_document(parsed, ctx, sink)
+        except (InvalidRecord, TypeError, ValueError, KeyError, AttributeError) as exc:
+            sink = RowSink()
+            rejects.append(Reject(0, len(data), "INVALID_RECORD", str(exc)[:200]))
+            outcomes["invalid"] += 1
+    yield _whole(source, sink, ctx, outcomes, rejects)
+
+
+def _extract_database(
+    adapter: DatabaseAdapter, ctx: SourceContext, source: SourceFile
+) -> Iterator[ExtractBatch]:
+    """A SQLite database opened read-only (``mode=ro``); the adapter runs its queries."""
+    sink, outcomes, rejects = RowSink(), Counter[str](), list[Reject]()
+    try:
+        con = sqlite3.connect(f"{source.path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise SourceError(
+            "SOURCE_UNREADABLE", str(source.path), f"cannot open read-only: {exc}"
+        ) from None
+    try:
+        outcomes["mapped"] += adapter.map_database(con, ctx, sink)
+    except sqlite3.DatabaseError as exc:
+        raise SourceError(
+            "SOURCE_UNREADABLE", str(source.path), f"not a readable database: {exc}"
+        ) from None
+    finally:
+        con.close()
+    yield _whole(source, sink, ctx, outcomes, rejects)
 
 
 def _cut(chunk: LineBatch, at: int) -> None:
@@ -103,13 +212,13 @@ def _cut(chunk: LineBatch, at: int) -> None:
 
 
 def _map_chunk(
-    spec: ProviderSpec, ctx: SourceContext, source: SourceFile, chunk: LineBatch
+    adapter: LineAdapter, ctx: SourceContext, source: SourceFile, chunk: LineBatch
 ) -> tuple[ExtractBatch, FormatDrift | None]:
     sink = RowSink()
     outcomes: Counter[str] = Counter()
     rejects = chunk.rejects
     new_rejects: list[Reject] = []
-    map_record = spec.adapter.map_record
+    map_record = adapter.map_record
     drift: FormatDrift | None = None
     for record, offset, length in zip(chunk.records, chunk.offsets, chunk.lengths, strict=True):
         try:
@@ -134,13 +243,16 @@ def _map_chunk(
         outcomes[outcome] += 1
     if new_rejects:
         rejects = sorted([*rejects, *new_rejects], key=lambda r: r.offset)
+    tables = sink.build()
     batch = ExtractBatch(
         source=source,
-        tables=sink.build(),
+        tables=tables,
         rejects=rejects,
         start_offset=chunk.start_offset,
         end_offset=chunk.end_offset,
         lines=chunk.lines,
         outcomes=outcomes,
+        state=orjson.dumps(ctx.memo).decode(),
+        retracts=tables.retractions.num_rows > 0,
     )
     return batch, drift

@@ -13,7 +13,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from .schema import RAW_EVENT_SCHEMA, RAW_SESSION_SCHEMA, RAW_USAGE_SCHEMA, BlockType
+from .schema import (
+    RAW_EVENT_SCHEMA,
+    RAW_SESSION_SCHEMA,
+    RAW_USAGE_SCHEMA,
+    RETRACTION_SCHEMA,
+    BlockType,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +29,7 @@ class RawTables:
     events: pa.Table
     usage: pa.Table
     sessions: pa.Table
+    retractions: pa.Table
 
     def tagged(self, source_id: str) -> RawTables:
         """These tables with a ``source_id`` column on events and usage, so batches of
@@ -31,6 +38,7 @@ class RawTables:
             self.events.append_column("source_id", pa.repeat(source_id, self.events.num_rows)),
             self.usage.append_column("source_id", pa.repeat(source_id, self.usage.num_rows)),
             self.sessions,
+            self.retractions,
         )
 
     @staticmethod
@@ -40,6 +48,7 @@ class RawTables:
             pa.concat_tables([p.events for p in parts]),
             pa.concat_tables([p.usage for p in parts]),
             pa.concat_tables([p.sessions for p in parts]),
+            pa.concat_tables([p.retractions for p in parts]),
         )
 
 
@@ -63,6 +72,7 @@ class RowSink:
         self._events = _Columns(RAW_EVENT_SCHEMA)
         self._usage = _Columns(RAW_USAGE_SCHEMA)
         self._sessions: dict[str, dict[str, Any]] = {}
+        self._retracted: list[tuple[str, str]] = []
         e = self._events.cols
         self._ev_append = (
             e["session_id"].append,
@@ -142,8 +152,11 @@ class RowSink:
         reasoning_tokens: int,
         is_sidechain: bool,
         offset: int,
+        *,
+        rank: int | None = None,
     ) -> None:
-        """Emit one usage candidate (a model call as written; dedup happens later)."""
+        """Emit one usage candidate (a model call as written; dedup happens later).
+        Among copies of one call the highest ``rank`` wins (default: the token total)."""
         values = (
             session_id,
             message_id,
@@ -159,6 +172,7 @@ class RowSink:
             reasoning_tokens,
             is_sidechain,
             offset,
+            rank,
         )
         for append, value in zip(self._us_append, values, strict=True):
             append(value)
@@ -175,10 +189,38 @@ class RowSink:
             if value is not None:
                 row[key] = value
 
+    def retract(self, session_id: str, native_id: str) -> None:
+        """Withdraw every event and call of one native message: those emitted earlier in
+        this batch now, those already in the catalog when the batch is committed (a
+        rewind, or a message re-written whose last copy wins)."""
+        self._retracted.append((session_id, native_id))
+        for columns, key in ((self._events, "native_id"), (self._usage, "native_id")):
+            cols = columns.cols
+            keep = [
+                i
+                for i, (s, n) in enumerate(zip(cols["session_id"], cols[key], strict=True))
+                if s != session_id or n != native_id
+            ]
+            if len(keep) != len(cols["session_id"]):
+                for values in cols.values():
+                    values[:] = [values[i] for i in keep]
+
+    @property
+    def retracts(self) -> bool:
+        """Whether this batch withdraws rows (it must then be committed on its own)."""
+        return bool(self._retracted)
+
     def build(self) -> RawTables:
         """Turn the accumulated rows into Arrow tables."""
         sessions = _Columns(RAW_SESSION_SCHEMA)
         for sid, row in self._sessions.items():
             for name in RAW_SESSION_SCHEMA.names:
                 sessions.cols[name].append(sid if name == "session_id" else row.get(name))
-        return RawTables(self._events.table(), self._usage.table(), sessions.table())
+        retractions = pa.table(
+            [
+                pa.array([s for s, _ in self._retracted], pa.string()),
+                pa.array([n for _, n in self._retracted], pa.string()),
+            ],
+            schema=RETRACTION_SCHEMA,
+        )
+        return RawTables(self._events.table(), self._usage.table(), sessions.table(), retractions)

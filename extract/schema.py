@@ -66,6 +66,16 @@ RAW_USAGE_SCHEMA: Final = pa.schema(
         ("reasoning_tokens", pa.int64()),
         ("is_sidechain", pa.bool_()),
         ("source_offset", pa.int64()),
+        # Which copy of a call wins (highest); null = its token total (Claude's rule:
+        # streamed chunks grow). "Last copy wins" formats put a growing position here.
+        ("rank", pa.int64()),
+    ]
+)
+
+RETRACTION_SCHEMA: Final = pa.schema(
+    [
+        ("session_id", pa.string()),
+        ("native_id", pa.string()),  # every event and call of this native message goes
     ]
 )
 

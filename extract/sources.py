@@ -8,12 +8,30 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 PositionKind = Literal["byte-offset", "document", "sqlite"]
+
+
+class OwnedFormat(Protocol):
+    """What discovery needs of a format: its name, position kind and file predicate."""
+
+    @property
+    def name(self) -> str:
+        """The format's name, e.g. ``claude-jsonl``."""
+        ...
+
+    @property
+    def position_kind(self) -> PositionKind:
+        """How progress in such a file is tracked."""
+        ...
+
+    def owns(self, rel: Path) -> bool:
+        """Whether a file (path relative to its root) is in this format."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +51,7 @@ class SourceFile:
     path: Path
     root: Path
     position_kind: PositionKind
+    format: str
     device: int
     inode: int
     size: int
@@ -69,13 +88,23 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def walk_root(
-    root: Root,
-    owns: Callable[[Path], bool],
-    position_kind: PositionKind,
-) -> Iterator[SourceFile | RefusedPath]:
-    """Yield every file under ``root`` that ``owns`` (given the path relative to the
-    root), in sorted path order; symlinks whose target escapes the root are refused."""
+def _stat(path: Path, kind: PositionKind) -> tuple[int, int, int, int]:
+    """(device, inode, size, mtime_ns); a SQLite database's size and mtime include its
+    write-ahead log, where recent transactions live until a checkpoint."""
+    st = path.stat()
+    size, mtime = st.st_size, st.st_mtime_ns
+    if kind == "sqlite":
+        wal = path.with_name(path.name + "-wal")
+        if wal.is_file():
+            wst = wal.stat()
+            size, mtime = size + wst.st_size, max(mtime, wst.st_mtime_ns)
+    return st.st_dev, st.st_ino, size, mtime
+
+
+def walk_root(root: Root, formats: Sequence[OwnedFormat]) -> Iterator[SourceFile | RefusedPath]:
+    """Yield every file under ``root`` owned by one of ``formats`` (the first that
+    claims it, given the path relative to the root), in sorted path order; symlinks
+    whose target escapes the root are refused."""
     base = root.path
     if not base.is_dir():
         return
@@ -95,7 +124,9 @@ def walk_root(
                 )
         for name in sorted(filenames):
             path = here / name
-            if not owns(path.relative_to(base)):
+            rel = path.relative_to(base)
+            fmt = next((f for f in formats if f.owns(rel)), None)
+            if fmt is None:
                 continue
             if path.is_symlink() and not _inside(path.resolve(), real_root):
                 yield RefusedPath(
@@ -107,19 +138,12 @@ def walk_root(
                 )
                 continue
             try:
-                st = path.stat()
+                device, inode, size, mtime = _stat(path, fmt.position_kind)
             except OSError as exc:
                 yield RefusedPath(
                     root.provider, path, base, "SOURCE_UNREADABLE", f"cannot stat: {exc.strerror}"
                 )
                 continue
             yield SourceFile(
-                root.provider,
-                path,
-                base,
-                position_kind,
-                st.st_dev,
-                st.st_ino,
-                st.st_size,
-                st.st_mtime_ns,
+                root.provider, path, base, fmt.position_kind, fmt.name, device, inode, size, mtime
             )

@@ -34,6 +34,7 @@ class Checkpoint:
     status: str
     continuity: str | None
     refusal: str | None
+    adapter_state: str | None = None
     version: int = CHECKPOINT_VERSION
 
 
@@ -46,12 +47,21 @@ def window_digest(path: Path, offset: int) -> str:
     return blake2b(data, digest_size=16).hexdigest()
 
 
+def document_digest(path: Path) -> str:
+    """Digest of a whole document (read in 1 MiB blocks): its identity as a checkpoint."""
+    digest = blake2b(digest_size=16)
+    with path.open("rb") as fh:
+        while block := fh.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def load_checkpoints(con: duckdb.DuckDBPyConnection, workspace: str) -> dict[str, Checkpoint]:
     """Every source checkpoint of ``workspace``, by source id."""
     rows = con.execute(
         """SELECT source_id, provider, path, device, inode, size_bytes, mtime_ns, committed_offset,
                   prefix_digest, generation, adapter_version, policy_version, status, continuity,
-                  refusal, checkpoint_version
+                  refusal, adapter_state, checkpoint_version
            FROM sources WHERE workspace = ?""",
         [workspace],
     ).fetchall()

@@ -48,6 +48,7 @@ class SourceState:
     continuity: str
     status: str = "ok"
     refusal: str | None = None
+    adapter_state: str | None = None  # the adapter's memo at committed_offset, as JSON
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +127,9 @@ class CatalogWriter:
             tables["batch_events"] = pa.concat_tables([r.events for r in data])
             tables["batch_usage"] = pa.concat_tables([r.usage for r in data])
             tables["batch_sessions"] = pa.concat_tables([r.sessions for r in data])
+            retractions = pa.concat_tables([r.retractions for r in data])
+            if retractions.num_rows:
+                tables["batch_retractions"] = retractions
         for name, table in tables.items():
             con.register(name, table)
         new_events: dict[str, int] = {}
@@ -135,6 +139,9 @@ class CatalogWriter:
             for piece in pieces:
                 if piece.restart:
                     self._forget_source(piece.state.source.source_id)
+            if "batch_retractions" in tables:
+                run_script(con, sql.query("apply_retractions"), params)
+                run_script(con, sql.query("recompute_sessions"), params)
             if data:
                 run_script(con, sql.query("insert_new_events"), params)
                 new_events = _counts(con, "SELECT source_id, count(*) FROM new_events GROUP BY ALL")
@@ -175,12 +182,11 @@ class CatalogWriter:
         self.commit(import_id, [Piece(state, [], 0)], [])
 
     def _forget_source(self, source_id: str) -> None:
-        """Remove a source's rows before re-reading it as a new generation."""
-        run_script(
-            self.con,
-            sql.query("forget_source"),
-            {"workspace": self.workspace, "source_id": source_id},
-        )
+        """Remove a source's rows before re-reading it whole (a new generation, or a
+        changed document) and recompute the sessions it touched."""
+        params = {"workspace": self.workspace, "source_id": source_id}
+        run_script(self.con, sql.query("forget_source"), params)
+        run_script(self.con, sql.query("recompute_sessions"), {"workspace": self.workspace})
 
     # -- publish --------------------------------------------------------------------
     def rebuild_search_index(self) -> float | None:
@@ -235,6 +241,7 @@ _SOURCES_SCHEMA = pa.schema(
         ("records", pa.int64()),
         ("rejected", pa.int64()),
         ("last_import_id", pa.int64()),
+        ("adapter_state", pa.string()),
     ]
 )
 
@@ -274,6 +281,7 @@ def _sources_table(pieces: list[Piece], workspace: str, import_id: int) -> pa.Ta
                 "records": records[sid],
                 "rejected": rejected[sid],
                 "last_import_id": import_id,
+                "adapter_state": st.adapter_state,
             }
         )
     return pa.Table.from_pylist(rows, schema=_SOURCES_SCHEMA)

@@ -10,7 +10,7 @@ from typing import Final, Literal
 
 from agentlake.extract.providers import REGISTRY, ProviderSpec, resolve
 from agentlake.extract.sources import RefusedPath, Root, SourceFile, walk_root
-from agentlake.load.checkpoint import Checkpoint, window_digest
+from agentlake.load.checkpoint import Checkpoint, document_digest, window_digest
 from agentlake.transform.redact import POLICY_VERSION
 
 from .errors import ConfigurationError
@@ -23,6 +23,7 @@ Continuity = Literal[
     "replaced",
     "rewritten",
     "drift",
+    "updated",  # a document or database whose content changed: re-read whole
     "outside-root",
     "unreadable",
 ]
@@ -117,17 +118,13 @@ def classify(
     if checkpoint is None:
         return base
     cp = checkpoint
+    if source.position_kind != "byte-offset":
+        return _classify_whole(base, source, cp, spec, restart_refused)
     outcome: Continuity | None = None
     message = None
-    if (
-        int(cp.adapter_version.split(".")[0]) != spec.adapter_major
-        or cp.policy_version != POLICY_VERSION
-    ):
-        outcome = "drift"
-        message = (
-            f"imported with adapter {cp.adapter_version} / redaction policy {cp.policy_version}, "
-            f"now {spec.adapter_version} / {POLICY_VERSION}; rerun with --restart-drifted to re-import"
-        )
+    drift = _drift_message(cp, spec)
+    if drift is not None:
+        outcome, message = "drift", drift
     elif (cp.device, cp.inode) != (source.device, source.inode):
         outcome, message = (
             "replaced",
@@ -201,6 +198,48 @@ def classify(
     )
 
 
+def _drift_message(cp: Checkpoint, spec: ProviderSpec) -> str | None:
+    if (
+        int(cp.adapter_version.split(".")[0]) == spec.adapter_major
+        and cp.policy_version == POLICY_VERSION
+    ):
+        return None
+    return (
+        f"imported with adapter {cp.adapter_version} / redaction policy {cp.policy_version}, "
+        f"now {spec.adapter_version} / {POLICY_VERSION}; rerun with --restart-drifted to re-import"
+    )
+
+
+def _classify_whole(
+    base: PlannedSource,
+    source: SourceFile,
+    cp: Checkpoint,
+    spec: ProviderSpec,
+    restart_refused: bool,
+) -> PlannedSource:
+    """Documents and databases are re-read whole when they change. A document is keyed by
+    its content digest and replaced atomically; a database's rows merge by identity."""
+    drift = _drift_message(cp, spec)
+    if drift is None and cp.status == "refused" and cp.continuity == "drift":
+        drift = cp.refusal
+    if drift is not None:
+        if restart_refused:
+            return replace(
+                base, continuity="drift", generation=cp.generation + 1, restart=True, message=drift
+            )
+        return replace(
+            base, continuity="drift", action="refuse", message=drift, generation=cp.generation
+        )
+    if source.size == cp.size_bytes and source.mtime_ns == cp.mtime_ns:
+        return replace(base, continuity="unchanged", action="skip", start=cp.committed_offset,
+                       stop=cp.committed_offset, generation=cp.generation)  # fmt: skip
+    if source.position_kind == "document" and document_digest(source.path) == cp.prefix_digest:
+        return replace(base, continuity="unchanged", action="skip", touched=True,
+                       start=cp.committed_offset, stop=cp.committed_offset, generation=cp.generation)  # fmt: skip
+    return replace(base, continuity="updated", generation=cp.generation,
+                   restart=source.position_kind == "document")  # fmt: skip
+
+
 def make_plan(
     checkpoints: Mapping[str, Checkpoint],
     *,
@@ -217,26 +256,25 @@ def make_plan(
     for spec in providers:
         for root in spec.roots(home, env):
             roots.append(root)
-            for fmt in spec.formats:
-                for item in walk_root(root, spec.owns, fmt.position_kind):
-                    if item.source_id in seen:
-                        continue
-                    seen.add(item.source_id)
-                    if isinstance(item, RefusedPath):
-                        continuity: Continuity = (
-                            "outside-root" if item.code == "SOURCE_OUTSIDE_ROOT" else "unreadable"
+            for item in walk_root(root, spec.formats):
+                if item.source_id in seen:
+                    continue
+                seen.add(item.source_id)
+                if isinstance(item, RefusedPath):
+                    continuity: Continuity = (
+                        "outside-root" if item.code == "SOURCE_OUTSIDE_ROOT" else "unreadable"
+                    )
+                    planned.append(
+                        PlannedSource(
+                            spec.id,
+                            item.path,
+                            item.source_id,
+                            continuity,
+                            "refuse",
+                            message=item.message,
                         )
-                        planned.append(
-                            PlannedSource(
-                                spec.id,
-                                item.path,
-                                item.source_id,
-                                continuity,
-                                "refuse",
-                                message=item.message,
-                            )
-                        )
-                    else:
-                        cp = checkpoints.get(item.source_id)
-                        planned.append(classify(item, cp, spec, restart_refused=restart_refused))
+                    )
+                else:
+                    cp = checkpoints.get(item.source_id)
+                    planned.append(classify(item, cp, spec, restart_refused=restart_refused))
     return Plan(workspace, tuple(roots), tuple(planned))

@@ -12,7 +12,7 @@ import resource
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +20,9 @@ from agentlake.extract.extract import ExtractLimits, extract_source
 from agentlake.extract.jsonl import Reject
 from agentlake.extract.providers import ProviderSpec, by_id
 from agentlake.extract.rows import RawTables
+from agentlake.extract.sources import SourceFile
 from agentlake.load.catalog import open_for_read, open_for_write
-from agentlake.load.checkpoint import load_checkpoints, window_digest
+from agentlake.load.checkpoint import document_digest, load_checkpoints, window_digest
 from agentlake.load.load import CatalogWriter, Piece, SourceState
 from agentlake.transform.redact import POLICY_VERSION
 from agentlake.transform.transform import transform_batch
@@ -193,6 +194,7 @@ def _state(
     status: str = "ok",
     refusal: str | None = None,
     continuity: str | None = None,
+    adapter_state: str | None = None,
 ) -> SourceState:
     assert planned.source is not None
     return SourceState(
@@ -205,6 +207,7 @@ def _state(
         continuity=continuity or planned.continuity,
         status=status,
         refusal=refusal,
+        adapter_state=adapter_state,
     )
 
 
@@ -222,10 +225,14 @@ class _Committer:
         self.records = 0
 
     def add(self, piece: Piece, raw: RawTables | None, outcome: SourceOutcome, nbytes: int) -> None:
-        """Queue ``piece`` with its raw rows (covering ``nbytes`` of its source)."""
+        """Queue ``piece`` with its raw rows (covering ``nbytes`` of its source). A piece
+        that withdraws rows is committed on its own, after everything before it."""
+        withdraws = raw is not None and raw.retractions.num_rows > 0
+        if withdraws:
+            self.flush()
         self.pending.append((piece, raw, outcome, nbytes))
         self.records += piece.records
-        if self.records >= self.max_records:
+        if withdraws or self.records >= self.max_records:
             self.flush()
 
     def flush(self) -> None:
@@ -290,17 +297,19 @@ def _run_source(
     assert source is not None
     outcome = SourceOutcome(planned, "imported")
     offset = planned.start
-    digest = (
-        planned.checkpoint.prefix_digest if planned.checkpoint and not planned.restart else None
-    )
+    resumed = planned.checkpoint is not None and planned.continuity == "validated-append"
+    digest = planned.checkpoint.prefix_digest if resumed and planned.checkpoint else None
+    memo = planned.checkpoint.adapter_state if resumed and planned.checkpoint else None
+    adapter_state = memo
     restart = planned.restart
     try:
         for batch in extract_source(
-            spec, source, start=planned.start, stop=planned.stop, limits=options.limits
+            spec, source, start=planned.start, stop=planned.stop, limits=options.limits, state=memo
         ):
-            digest = window_digest(source.path, batch.end_offset)
+            digest = _digest(source, batch.end_offset)
+            adapter_state = batch.state
             piece = Piece(
-                _state(planned, spec, batch.end_offset, digest),
+                _state(planned, spec, batch.end_offset, digest, adapter_state=adapter_state),
                 batch.rejects,
                 batch.records,
                 restart,
@@ -314,14 +323,22 @@ def _run_source(
             committer.add(piece, batch.tables, outcome, batch.end_offset - offset)
             offset = batch.end_offset
     except SourceError as exc:
-        state = _refused_state(planned, spec, offset, digest, exc.message, "drift")
+        continuity = "drift" if exc.code == "SCHEMA_DRIFT" else "unreadable"
+        state = _refused_state(
+            planned, spec, offset, digest, exc.message, continuity, adapter_state
+        )
         committer.add(Piece(state, [], 0, restart), None, outcome, 0)
         outcome.status, outcome.message = "refused", exc.message
         return outcome
     if outcome.bytes == 0 and planned.start == offset:
         outcome.status = "empty" if planned.continuity == "new" else "unchanged"
         committer.add(
-            Piece(_state(planned, spec, offset, digest), [], 0, restart), None, outcome, 0
+            Piece(
+                _state(planned, spec, offset, digest, adapter_state=adapter_state), [], 0, restart
+            ),
+            None,
+            outcome,
+            0,
         )
     outcome.pending_bytes = planned.stop - offset
     if outcome.pending_bytes:
@@ -336,37 +353,39 @@ def _refused_state(
     digest: str | None,
     message: str | None,
     continuity: str | None = None,
+    adapter_state: str | None = None,
 ) -> SourceState:
     state = _state(
-        planned, spec, offset, digest, status="refused", refusal=message, continuity=continuity
-    )
+        planned, spec, offset, digest, status="refused", refusal=message, continuity=continuity,
+        adapter_state=adapter_state,
+    )  # fmt: skip
     if planned.checkpoint is None or planned.restart:
         return state
-    # A refused source keeps its old identity/stat so the refusal repeats until resolved.
+    # A refused source keeps its old identity, stat and versions so the refusal repeats
+    # until it is resolved (the file restored, or --restart-drifted).
     cp = planned.checkpoint
     assert planned.source is not None
-    src = planned.source
-    kept = type(src)(
-        src.provider,
-        src.path,
-        src.root,
-        src.position_kind,
-        cp.device,
-        cp.inode,
-        cp.size_bytes,
-        cp.mtime_ns,
+    kept = replace(
+        planned.source, device=cp.device, inode=cp.inode, size=cp.size_bytes, mtime_ns=cp.mtime_ns
     )
-    return SourceState(
-        kept,
-        offset,
-        digest,
-        cp.generation,
-        cp.adapter_version,
-        cp.policy_version,
-        continuity or planned.continuity,
-        "refused",
-        message,
+    return replace(
+        state,
+        source=kept,
+        generation=cp.generation,
+        adapter_version=cp.adapter_version,
+        policy_version=cp.policy_version,
+        adapter_state=adapter_state if adapter_state is not None else cp.adapter_state,
     )
+
+
+def _digest(source: SourceFile, offset: int) -> str | None:
+    """The checkpoint's digest: the window before the offset of an append-only file,
+    the whole content of a document, nothing for a database."""
+    if source.position_kind == "byte-offset":
+        return window_digest(source.path, offset)
+    if source.position_kind == "document":
+        return document_digest(source.path)
+    return None
 
 
 def default_home(env: Mapping[str, str] | None = None) -> Path:

@@ -87,9 +87,15 @@ RULES: Final[tuple[tuple[str, str, str], ...]] = (
         # scheme word and its credential, or a bare credential long enough never to be
         # a scheme word — so "Bearer" itself is never taken for the credential.
         "authorization",
-        r"(?i)((?:proxy-)?authorization" + _SEP + ")"
-        + r"(?:((?:bearer|basic|token|digest|negotiate|ntlm)\s+)" + _CRED + "+"
-        + "|" + _CRED + "{10,})",
+        r"(?i)((?:proxy-)?authorization"
+        + _SEP
+        + ")"
+        + r"(?:((?:bearer|basic|token|digest|negotiate|ntlm)\s+)"
+        + _CRED
+        + "+"
+        + "|"
+        + _CRED
+        + "{10,})",
         "${1}${2}[REDACTED:authorization]",
     ),
     ("bearer", r"(?i)((?:\b|\\[nrt])bearer\s+)" + _CRED + "{12,}", "${1}[REDACTED:bearer]"),
@@ -109,9 +115,17 @@ RULES: Final[tuple[tuple[str, str, str], ...]] = (
         # Second form: JSON nested in a JSON string, where the quotes are escaped (\")
         # and the nested escapes are doubled (\\\" is an escaped quote inside the value).
         "json-secret",
-        r"(?i)(\"" + _SECRET_KEYS + r"\"\s*:\s*\")(?:[^\"\\\[]|\\.)(?:[^\"\\]|\\.)*"
-        + r"|(\\\"" + _SECRET_KEYS + r"\\\"\s*:\s*\\\")"
-        + r"(?:[^\"\\\[]|" + _NESTED_ESCAPE + r")(?:[^\"\\]|" + _NESTED_ESCAPE + ")*",
+        r"(?i)(\""
+        + _SECRET_KEYS
+        + r"\"\s*:\s*\")(?:[^\"\\\[]|\\.)(?:[^\"\\]|\\.)*"
+        + r"|(\\\""
+        + _SECRET_KEYS
+        + r"\\\"\s*:\s*\\\")"
+        + r"(?:[^\"\\\[]|"
+        + _NESTED_ESCAPE
+        + r")(?:[^\"\\]|"
+        + _NESTED_ESCAPE
+        + ")*",
         "${1}${2}[REDACTED:json-secret]",
     ),
 )

@@ -39,6 +39,7 @@ class CatalogRows:
     events: pa.Table
     usage: pa.Table
     sessions: pa.Table
+    retractions: pa.Table
 
 
 def utc_timestamp(column: pl.Expr) -> pl.Expr:
@@ -107,15 +108,19 @@ def normalize_events(raw: pa.Table, provider: str, source_id: str = "") -> pa.Ta
         "is_sidechain",
         _source_id(frame, source_id),
         "source_offset",
+        "native_id",
     )
-    # A batch can hold the same native event twice (a file that repeats a line).
+    # A batch can hold the same native event twice (a file that repeats a line): the
+    # first copy stays, as across batches. Formats whose later copy replaces a message
+    # withdraw the earlier one explicitly (RowSink.retract).
     return frame.unique("event_id", keep="first", maintain_order=True).to_arrow()
 
 
 def normalize_usage(raw: pa.Table, provider: str, source_id: str = "") -> pa.Table:
-    """Usage candidates with a ``call_id``, UTC ``ts`` and ``total_tokens``, reduced to
-    the largest copy per call within the batch. Candidates without a parsable timestamp
-    are not countable calls (they cannot be put on a day) and are dropped."""
+    """Usage candidates with a ``call_id``, UTC ``ts``, ``total_tokens`` and
+    ``merge_rank`` (the adapter's rank, else the token total), reduced to the
+    highest-ranked copy per call within the batch. Candidates without a parsable
+    timestamp are not countable calls (they cannot be put on a day) and are dropped."""
     frame = pl.from_arrow(raw)
     assert isinstance(frame, pl.DataFrame)
     frame = frame.with_columns(
@@ -137,8 +142,9 @@ def normalize_usage(raw: pa.Table, provider: str, source_id: str = "") -> pa.Tab
             pl.lit(provider).alias("provider"),
             _source_id(frame, source_id),
         )
+        .with_columns(pl.coalesce("rank", "total_tokens").alias("merge_rank"))
         .filter(pl.col("ts").is_not_null())
-        .sort(["total_tokens", "source_id", "source_offset"], descending=[True, False, False])
+        .sort(["merge_rank", "source_id", "source_offset"], descending=[True, False, False])
         .unique("call_id", keep="first", maintain_order=True)
         .select(
             "call_id",
@@ -158,6 +164,8 @@ def normalize_usage(raw: pa.Table, provider: str, source_id: str = "") -> pa.Tab
             "total_tokens",
             "source_id",
             "source_offset",
+            "merge_rank",
+            "native_id",
         )
     )
     return frame.to_arrow()
@@ -200,9 +208,13 @@ def normalize_sessions(raw: pa.Table, provider: str) -> pa.Table:
 
 
 def transform_batch(raw: RawTables, *, provider: str, source_id: str = "") -> CatalogRows:
-    """Normalize one raw batch of ``provider`` read from ``source_id``."""
+    """Normalize one raw batch of ``provider`` (read from ``source_id``, unless the raw
+    tables carry a ``source_id`` column)."""
     return CatalogRows(
         events=normalize_events(raw.events, provider, source_id),
         usage=normalize_usage(raw.usage, provider, source_id),
         sessions=normalize_sessions(raw.sessions, provider),
+        retractions=raw.retractions.append_column(
+            "provider", pa.repeat(provider, raw.retractions.num_rows)
+        ),
     )

@@ -11,19 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..adapter import Adapter
-from ..sources import PositionKind, Root
+from ..adapter import FormatSpec
+from ..sources import Root, SourceFile
 from . import claude
 
 Capability = Literal["discover", "stream", "enrich", "tokens"]
-
-
-@dataclass(frozen=True)
-class FormatSpec:
-    """One on-disk format a provider reads."""
-
-    name: str
-    position_kind: PositionKind
 
 
 @dataclass(frozen=True)
@@ -34,11 +26,9 @@ class ProviderSpec:
     aliases: tuple[str, ...]
     env_overrides: tuple[str, ...]
     roots: Callable[[Path, Mapping[str, str]], list[Root]]
-    owns: Callable[[Path], bool]
     formats: tuple[FormatSpec, ...]
     capabilities: frozenset[Capability]
     adapter_version: str
-    adapter: Adapter
     fixtures: tuple[str, ...]
     tests: tuple[str, ...]
 
@@ -46,6 +36,10 @@ class ProviderSpec:
     def adapter_major(self) -> int:
         """Major part of the adapter version; a change refuses old checkpoints (drift)."""
         return int(self.adapter_version.split(".", 1)[0])
+
+    def format_of(self, source: SourceFile) -> FormatSpec:
+        """The format a discovered source was admitted as."""
+        return next(f for f in self.formats if f.name == source.format)
 
 
 def _claude_roots(home: Path, env: Mapping[str, str]) -> list[Root]:
@@ -69,11 +63,9 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         aliases=("claude",),
         env_overrides=("CLAUDE_CONFIG_DIR",),
         roots=_claude_roots,
-        owns=claude.owns,
-        formats=(FormatSpec("claude-jsonl", "byte-offset"),),
+        formats=(FormatSpec("claude-jsonl", "byte-offset", claude.owns, claude.ClaudeAdapter()),),
         capabilities=frozenset({"discover", "stream", "tokens"}),
         adapter_version=claude.ADAPTER_VERSION,
-        adapter=claude.ClaudeAdapter(),
         fixtures=("fixtures/claude/",),
         tests=("tests/extract/test_claude.py", "tests/test_token_parity.py"),
     ),

@@ -1,5 +1,5 @@
--- Remove what earlier generations of one source wrote, before it is re-read from byte 0,
--- and recompute the aggregates of the sessions it touched from the events that remain.
+-- Remove what earlier generations of one source wrote, before it is re-read from byte 0
+-- (or a changed document is re-read whole); `recompute_sessions` runs next.
 -- Parameters: $workspace, $source_id
 CREATE OR REPLACE TEMP TABLE touched AS
 SELECT DISTINCT provider, session_id FROM events
@@ -8,18 +8,3 @@ WHERE workspace = $workspace AND source_id = $source_id;
 DELETE FROM events WHERE workspace = $workspace AND source_id = $source_id;
 DELETE FROM usage WHERE workspace = $workspace AND source_id = $source_id;
 DELETE FROM rejects WHERE workspace = $workspace AND source_id = $source_id;
-
-UPDATE sessions s
-SET started_at = a.started_at, updated_at = a.updated_at,
-    prompts = coalesce(a.prompts, 0), events = coalesce(a.events, 0),
-    tool_calls = coalesce(a.tool_calls, 0)
-FROM touched t
-LEFT JOIN (
-    SELECT e.provider, e.session_id, min(e.ts) AS started_at, max(e.ts) AS updated_at,
-           count(*) FILTER (e.kind = 'prompt') AS prompts, count(*) AS events,
-           count(*) FILTER (e.kind = 'tool_call') AS tool_calls
-    FROM events e SEMI JOIN touched USING (provider, session_id)
-    WHERE e.workspace = $workspace
-    GROUP BY ALL
-) a USING (provider, session_id)
-WHERE s.workspace = $workspace AND s.provider = t.provider AND s.session_id = t.session_id;

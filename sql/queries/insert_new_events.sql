@@ -12,5 +12,5 @@ WHERE NOT EXISTS (
 INSERT INTO events
 SELECT event_id, $workspace, provider, session_id, seq, ts, kind, role, model, text, tool_name,
        tool_call_id, tool_input, is_error, coalesce(is_sidechain, false), source_id, source_offset,
-       $import_id
+       $import_id, native_id
 FROM new_events;

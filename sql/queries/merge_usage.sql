@@ -2,7 +2,8 @@
 -- current winners and the batch's candidates, for the affected message ids only:
 --   * a message id that has any non-sidechain copy drops its sidechain copies;
 --   * a message id whose copies are all sidechain keeps exactly one;
---   * otherwise one row per call_id (message id, request id): the largest total wins;
+--   * otherwise one row per call_id (message id, request id): the highest merge_rank
+--     wins (Claude: the largest token total; append logs: the latest copy);
 --     ties (verbatim copies, e.g. a resumed session) go to the smallest (source_id,
 --     source_offset), a pure function of the candidates, so the winner does not depend
 --     on which file was imported first; a replayed identical row keeps the existing one.
@@ -11,13 +12,13 @@
 CREATE OR REPLACE TEMP TABLE usage_candidates AS
 SELECT call_id, provider, session_id, message_id, request_id, coalesce(is_sidechain, false) AS is_sidechain,
        ts, model, input_tokens, cache_write_tokens, cache_write_1h_tokens, cache_read_tokens,
-       output_tokens, reasoning_tokens, total_tokens, source_id, source_offset, $import_id AS import_id,
+       output_tokens, reasoning_tokens, total_tokens, merge_rank, native_id, source_id, source_offset, $import_id AS import_id,
        false AS existing
 FROM batch_usage
 UNION ALL BY NAME
 SELECT u.call_id, u.provider, u.session_id, u.message_id, u.request_id, u.is_sidechain, u.ts, u.model,
        u.input_tokens, u.cache_write_tokens, u.cache_write_1h_tokens, u.cache_read_tokens,
-       u.output_tokens, u.reasoning_tokens, u.total_tokens, u.source_id, u.source_offset, u.import_id,
+       u.output_tokens, u.reasoning_tokens, u.total_tokens, u.merge_rank, u.native_id, u.source_id, u.source_offset, u.import_id,
        true AS existing
 FROM usage u
 WHERE u.workspace = $workspace
@@ -38,7 +39,7 @@ SELECT * EXCLUDE (has_main)
 FROM kept
 QUALIFY row_number() OVER (
     PARTITION BY CASE WHEN has_main THEN call_id ELSE provider || ':' || coalesce(message_id, call_id) END
-    ORDER BY total_tokens DESC, source_id, source_offset, existing DESC
+    ORDER BY merge_rank DESC, source_id, source_offset, existing DESC
 ) = 1;
 
 DELETE FROM usage u
@@ -53,5 +54,5 @@ WHERE u.workspace = $workspace
 INSERT INTO usage
 SELECT call_id, $workspace, provider, session_id, message_id, request_id, is_sidechain, ts, model,
        input_tokens, cache_write_tokens, cache_write_1h_tokens, cache_read_tokens, output_tokens,
-       reasoning_tokens, total_tokens, source_id, source_offset, import_id
+       reasoning_tokens, total_tokens, source_id, source_offset, import_id, merge_rank, native_id
 FROM usage_winners WHERE NOT existing;

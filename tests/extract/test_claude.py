@@ -19,7 +19,7 @@ SPEC = by_id("claude-code")
 def _sources(home: Path) -> list[SourceFile]:
     out = []
     for root in SPEC.roots(home, {}):
-        out += [s for s in walk_root(root, SPEC.owns, "byte-offset") if isinstance(s, SourceFile)]
+        out += [s for s in walk_root(root, SPEC.formats) if isinstance(s, SourceFile)]
     return out
 
 
@@ -72,7 +72,7 @@ def test_tool_calls_carry_name_id_and_json_input() -> None:
 def test_subagent_file_is_its_own_session_with_its_parent() -> None:
     home = FIXTURES / "claude" / "subagents"
     (sub,) = [s for s in _sources(home) if "subagents" in s.path.relative_to(s.root).parts]
-    ctx = SPEC.adapter.locate(sub)
+    ctx = SPEC.format_of(sub).adapter.locate(sub)
     assert ctx.session_id == sub.path.stem and ctx.session_id.startswith("agent-")
     assert ctx.parent_session_id == sub.path.parent.parent.name
 

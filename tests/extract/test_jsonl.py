@@ -230,7 +230,7 @@ def test_parse_line_many_shallow_brackets_pass() -> None:
 
 @pytest.mark.parametrize(
     ("line", "depth"),
-    [(b"1", 0), (b"{}", 1), (b'{"a":[]}', 2), (b'[[1],[2,[3]]]', 3), (b'{"a":"}}}]]"}', 1)],
+    [(b"1", 0), (b"{}", 1), (b'{"a":[]}', 2), (b"[[1],[2,[3]]]", 3), (b'{"a":"}}}]]"}', 1)],
 )
 def test_nesting_depth(line: bytes, depth: int) -> None:
     assert nesting_depth(line) == depth

@@ -411,7 +411,15 @@ def _source(tmp_path: Path) -> SourceFile:
     path.write_bytes(b"{}\n" * 10)
     st = path.stat()
     return SourceFile(
-        "claude", path, tmp_path, "byte-offset", st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+        "claude",
+        path,
+        tmp_path,
+        "byte-offset",
+        "claude-jsonl",
+        st.st_dev,
+        st.st_ino,
+        st.st_size,
+        st.st_mtime_ns,
     )
 
 
@@ -488,7 +496,9 @@ def test_failed_commit_leaves_nothing_behind(tmp_path: Path) -> None:
     src = _source(tmp_path)
     rows = transform_batch(_batch().build(), provider="claude", source_id=src.source_id)
     broken = pa.table({"event_id": pa.array(["x"])})  # not an events table
-    bad = CatalogRows(events=broken, usage=rows.usage, sessions=rows.sessions)
+    bad = CatalogRows(
+        events=broken, usage=rows.usage, sessions=rows.sessions, retractions=rows.retractions
+    )
     reject = Reject(6, 3, "MALFORMED", "invalid JSON at column 1")
     with open_for_write(tmp_path / "c.duckdb") as con:
         writer = CatalogWriter(con, "default")

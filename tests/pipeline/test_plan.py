@@ -26,6 +26,7 @@ def _source(path: Path) -> SourceFile:
         path,
         path.parent,
         "byte-offset",
+        "claude-jsonl",
         st.st_dev,
         st.st_ino,
         st.st_size,

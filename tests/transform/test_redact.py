@@ -55,8 +55,16 @@ CASES: list[tuple[str, str, str]] = [
     ("github-token", f"git clone https://github.com/o/r.git # token {GITHUB_TOKEN}", GITHUB_TOKEN),
     ("github-token", f"gh auth login --with-token <<< {GITHUB_PAT}", GITHUB_PAT),
     ("slack-token", f"SLACK_BOT={SLACK_TOKEN} node bot.js", SLACK_TOKEN),
-    ("url-credentials", f"psql postgres://admin:{URL_PASSWORD}@db.example.internal:5432/app", URL_PASSWORD),
-    ("authorization", f"curl -H 'Authorization: Basic {BASIC_CREDS}' https://api.example.com", BASIC_CREDS),
+    (
+        "url-credentials",
+        f"psql postgres://admin:{URL_PASSWORD}@db.example.internal:5432/app",
+        URL_PASSWORD,
+    ),
+    (
+        "authorization",
+        f"curl -H 'Authorization: Basic {BASIC_CREDS}' https://api.example.com",
+        BASIC_CREDS,
+    ),
     ("bearer", f"the header was Bearer {BEARER_TOKEN} and it expired", BEARER_TOKEN),
     ("assignment", f"export DB_PASSWORD={ASSIGNED_SECRET}", ASSIGNED_SECRET),
     ("json-secret", f'{{"user": "alice", "password": "{JSON_PASSWORD}"}}', JSON_PASSWORD),
@@ -67,7 +75,9 @@ def test_every_rule_class_has_a_case() -> None:
     assert {cls for cls, _, _ in RULES} == {cls for cls, _, _ in CASES}
 
 
-@pytest.mark.parametrize(("cls", "text", "secret"), CASES, ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(CASES)])
+@pytest.mark.parametrize(
+    ("cls", "text", "secret"), CASES, ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(CASES)]
+)
 def test_rule_redacts_its_class(cls: str, text: str, secret: str) -> None:
     out = one(text)
     assert f"[REDACTED:{cls}]" in out
@@ -87,7 +97,9 @@ def test_truncated_private_key_is_redacted_to_the_end() -> None:
 
 def test_url_credentials_keep_scheme_and_host() -> None:
     out = one(f"git remote add origin https://bob:{URL_PASSWORD}@git.example.com/repo.git")
-    assert out == "git remote add origin https://[REDACTED:url-credentials]@git.example.com/repo.git"
+    assert (
+        out == "git remote add origin https://[REDACTED:url-credentials]@git.example.com/repo.git"
+    )
 
 
 @pytest.mark.parametrize(
@@ -134,7 +146,10 @@ def test_authorization_header_keeps_its_name() -> None:
         ("Authorization: Bearer abc", "Authorization: Bearer [REDACTED:authorization]"),
         ("authorization: token abc123", "authorization: token [REDACTED:authorization]"),
         (f"Authorization: {BEARER_TOKEN}", "Authorization: [REDACTED:authorization]"),
-        ('curl -H "Authorization: Bearer $T" https://x', 'curl -H "Authorization: Bearer $T" https://x'),
+        (
+            'curl -H "Authorization: Bearer $T" https://x',
+            'curl -H "Authorization: Bearer $T" https://x',
+        ),
         ("Authorization: required", "Authorization: required"),
         (
             f'headers["Authorization"] = "Basic {BASIC_CREDS}"',
@@ -150,7 +165,10 @@ def test_authorization_never_redacts_the_scheme_word(text: str, expected: str) -
     ("text", "expected"),
     [
         (f"GITHUB_TOKEN={ASSIGNED_SECRET}", "GITHUB_TOKEN=[REDACTED:assignment]"),
-        (f"export AWS_SECRET_ACCESS_KEY='{ASSIGNED_SECRET}'", "export AWS_SECRET_ACCESS_KEY='[REDACTED:assignment]'"),
+        (
+            f"export AWS_SECRET_ACCESS_KEY='{ASSIGNED_SECRET}'",
+            "export AWS_SECRET_ACCESS_KEY='[REDACTED:assignment]'",
+        ),
         (f'DB_PASSWORD="{ASSIGNED_SECRET}" ./run', 'DB_PASSWORD="[REDACTED:assignment]" ./run'),
         (f"STRIPE_API_KEY: {ASSIGNED_SECRET}", "STRIPE_API_KEY: [REDACTED:assignment]"),
     ],
@@ -211,13 +229,13 @@ def test_redaction_is_idempotent() -> None:
 def _json_cases() -> list[object]:
     return [
         {"command": f"export GITHUB_TOKEN={GITHUB_TOKEN} && gh pr list"},
-        {"command": f"curl -H \"Authorization: Bearer {BEARER_TOKEN}\" https://api.example.com"},
+        {"command": f'curl -H "Authorization: Bearer {BEARER_TOKEN}" https://api.example.com'},
         {"url": f"https://admin:{URL_PASSWORD}@db.example.internal/x", "n": 1},
         {"config": {"password": JSON_PASSWORD, "api_key": ANTHROPIC_KEY}},
         {"content": f'{{"password": "{JSON_PASSWORD}", "note": "say \\"hi\\""}}'},
         {"file_path": "/tmp/id_rsa", "content": PRIVATE_KEY},
         {"env": [f"OPENAI_API_KEY={OPENAI_KEY}", f"SLACK={SLACK_TOKEN}", f"AWS={AWS_KEY}"]},
-        {"text": f"quote \" then key {ANTHROPIC_KEY} then backslash \\ end"},
+        {"text": f'quote " then key {ANTHROPIC_KEY} then backslash \\ end'},
     ]
 
 
@@ -240,17 +258,23 @@ def test_json_escaped_inner_json_secret_is_redacted() -> None:
 
 
 def test_truncated_private_key_in_json_stays_valid_json() -> None:
-    text = orjson.dumps({"content": "-----BEGIN RSA PRIVATE KEY-----\n" + PRIVATE_KEY_BODY, "n": 1}).decode()
+    text = orjson.dumps(
+        {"content": "-----BEGIN RSA PRIVATE KEY-----\n" + PRIVATE_KEY_BODY, "n": 1}
+    ).decode()
     out = one(text)
     assert PRIVATE_KEY_BODY not in out
     assert orjson.loads(out)["n"] == 1
 
 
 def test_assignment_with_escaped_quotes_in_json_is_redacted() -> None:
-    text = orjson.dumps({"command": f'export DB_PASSWORD="{ASSIGNED_SECRET}" && ./migrate'}).decode()
+    text = orjson.dumps(
+        {"command": f'export DB_PASSWORD="{ASSIGNED_SECRET}" && ./migrate'}
+    ).decode()
     out = one(text)
     assert ASSIGNED_SECRET not in out
-    assert orjson.loads(out) == {"command": 'export DB_PASSWORD="[REDACTED:assignment]" && ./migrate'}
+    assert orjson.loads(out) == {
+        "command": 'export DB_PASSWORD="[REDACTED:assignment]" && ./migrate'
+    }
 
 
 def test_basic_authorization_in_a_json_header_is_redacted() -> None:
@@ -272,7 +296,10 @@ def test_json_secret_with_escaped_quotes_is_redacted_whole() -> None:
     assert orjson.loads(out) == {"password": "[REDACTED:json-secret]", "n": 1}
     inner = orjson.dumps({"password": value, "n": 1}).decode()
     out = one(orjson.dumps({"content": inner}).decode())
-    assert orjson.loads(orjson.loads(out)["content"]) == {"password": "[REDACTED:json-secret]", "n": 1}
+    assert orjson.loads(orjson.loads(out)["content"]) == {
+        "password": "[REDACTED:json-secret]",
+        "n": 1,
+    }
 
 
 def test_secret_after_an_escaped_newline_in_json_is_redacted() -> None:
@@ -323,7 +350,9 @@ PLANTED: list[tuple[str, str]] = [
 SEPARATORS = [" ", "\n", "\t", "\r\n", ", ", "(", '"', "'", "`", "<", ">", "\\"]
 
 # Random text, rich in the characters JSON escapes and the rules care about.
-_text = st.text(st.characters(codec="utf-8") | st.sampled_from(list('"\\\'-=:@/ \n\t')), max_size=40)
+_text = st.text(
+    st.characters(codec="utf-8") | st.sampled_from(list("\"\\'-=:@/ \n\t")), max_size=40
+)
 _scalars = (
     st.none()
     | st.booleans()
@@ -333,7 +362,9 @@ _scalars = (
 )
 _json_values = st.recursive(
     _scalars,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 

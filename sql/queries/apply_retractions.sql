@@ -1,0 +1,17 @@
+-- Withdraw every event and call of the messages in `batch_retractions` (provider,
+-- session_id, native_id): a rewind, or a message whose later copy replaces it.
+-- `recompute_sessions` runs next. Parameters: $workspace
+CREATE OR REPLACE TEMP TABLE touched AS
+SELECT DISTINCT provider, session_id FROM batch_retractions;
+
+DELETE FROM events e
+WHERE e.workspace = $workspace
+  AND EXISTS (SELECT 1 FROM batch_retractions r
+              WHERE r.provider = e.provider AND r.session_id = e.session_id
+                AND r.native_id = e.native_id);
+
+DELETE FROM usage u
+WHERE u.workspace = $workspace
+  AND EXISTS (SELECT 1 FROM batch_retractions r
+              WHERE r.provider = u.provider AND r.session_id = u.session_id
+                AND r.native_id = u.native_id);
