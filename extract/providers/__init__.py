@@ -66,8 +66,8 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         formats=(FormatSpec("claude-jsonl", "byte-offset", claude.owns, claude.ClaudeAdapter()),),
         capabilities=frozenset({"discover", "stream", "tokens"}),
         adapter_version=claude.ADAPTER_VERSION,
-        fixtures=("fixtures/claude/",),
-        tests=("tests/extract/test_claude.py", "tests/test_token_parity.py"),
+        fixtures=("fixtures/claude",),
+        tests=("tests/test_contract.py", "tests/extract/test_claude.py", "tests/test_token_parity.py"),
     ),
 )
 

@@ -1,0 +1,214 @@
+"""The contract every registered provider passes, unchanged (CONVENTIONS §15).
+
+Each registry row names its fixture directory first in ``fixtures``; that directory holds
+``contract.json``::
+
+    {"home": "<dir>",            a home with every record shape the provider claims
+     "expected": {...},          what importing it must produce (events by kind, calls,
+                                 token sums, sessions, rejects by reason)
+     "drift_home": "<dir>",      a home whose input declares an unknown major format version
+     "canary_home": "<dir>",     a home with the canaries planted in every text-bearing field
+     "canaries": [...],          the synthetic credentials planted there
+     "lookalike_home": "<dir>"}  a home with look-alike files the provider must not admit
+
+(paths relative to the repository). Everything else — malformed lines, symlink escape,
+resume after append, idempotent replay — the suite derives from the positive home.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from agentlake.extract.providers import REGISTRY, ProviderSpec
+from agentlake.plan import make_plan
+from agentlake.run import ImportOptions, ImportResult, run_import
+from tests.conftest import REPO
+from tests.pipeline.helpers import snapshot
+
+TABLES = ("events", "usage", "sessions", "rejects")
+
+
+def _manifest(spec: ProviderSpec) -> dict[str, Any]:
+    path = REPO / spec.fixtures[0] / "contract.json"
+    doc: dict[str, Any] = json.loads(path.read_text())
+    return doc
+
+
+def _home(spec: ProviderSpec, key: str, tmp: Path) -> Path:
+    """A private copy of a contract home (tests mutate it)."""
+    target = tmp / key
+    shutil.copytree(REPO / _manifest(spec)[key], target, symlinks=True)
+    return target
+
+
+def _import(spec: ProviderSpec, home: Path, catalog: Path, **options: Any) -> ImportResult:
+    return run_import(
+        ImportOptions(catalog=catalog, workspace="default", home=home, env={},
+                      providers=(spec.id,), build_index=False, **options)
+    )  # fmt: skip
+
+
+def _query(catalog: Path, sql: str) -> list[tuple[Any, ...]]:
+    con = duckdb.connect(str(catalog), read_only=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def _byte_offset_sources(spec: ProviderSpec, home: Path) -> list[Path]:
+    plan = make_plan({}, workspace="w", home=home, env={}, providers=(spec,))
+    return [s.path for s in plan.sources if s.source and s.source.position_kind == "byte-offset"]
+
+
+PROVIDERS = pytest.mark.parametrize("spec", REGISTRY, ids=[s.id for s in REGISTRY])
+
+
+@PROVIDERS
+def test_discovers_its_layout_and_refuses_look_alikes(spec: ProviderSpec, tmp_path: Path) -> None:
+    home = _home(spec, "home", tmp_path)
+    plan = make_plan({}, workspace="w", home=home, env={}, providers=(spec,))
+    assert plan.sources and all(s.action == "read" and s.provider == spec.id for s in plan.sources)
+    assert {s.source.format for s in plan.sources if s.source} <= {f.name for f in spec.formats}
+    lookalikes = _home(spec, "lookalike_home", tmp_path)
+    files = [p for p in lookalikes.rglob("*") if p.is_file()]
+    assert files, "the look-alike home must hold files"
+    assert make_plan({}, workspace="w", home=lookalikes, env={}, providers=(spec,)).sources == ()
+
+
+@PROVIDERS
+def test_imports_every_record_shape_exactly(spec: ProviderSpec, tmp_path: Path) -> None:
+    expected = _manifest(spec)["expected"]
+    catalog = tmp_path / "c.duckdb"
+    result = _import(spec, _home(spec, "home", tmp_path), catalog)
+    assert result.exit_code == 0
+    kinds = dict(_query(catalog, "SELECT kind, count(*) FROM events GROUP BY ALL"))
+    assert kinds == expected["events"]
+    (calls, *sums) = _query(
+        catalog,
+        "SELECT count(*), sum(input_tokens), sum(cache_write_tokens), sum(cache_read_tokens), "
+        "sum(output_tokens), sum(reasoning_tokens) FROM usage",
+    )[0]
+    got = {"calls": calls, **dict(zip(("input", "cache_write", "cache_read", "output", "reasoning"),
+                                      (int(v or 0) for v in sums), strict=True))}  # fmt: skip
+    assert got == expected["usage"]
+    assert _query(catalog, "SELECT count(*) FROM sessions")[0][0] == expected["sessions"]
+    assert dict(_query(catalog, "SELECT reason, count(*) FROM rejects GROUP BY ALL")) == expected["rejects"]
+
+
+@PROVIDERS
+def test_malformed_lines_are_rejected_and_the_rest_imports(spec: ProviderSpec, tmp_path: Path) -> None:
+    home = _home(spec, "home", tmp_path)
+    clean = tmp_path / "clean.duckdb"
+    _import(spec, home, clean)
+    targets = _byte_offset_sources(spec, home)
+    if not targets:
+        pytest.skip("no append-only sources")
+    for path in targets:
+        with path.open("ab") as fh:
+            fh.write(b'{"this is": not json\n\xff\xfe broken bytes\n')
+    catalog = tmp_path / "c.duckdb"
+    result = _import(spec, home, catalog)
+    assert result.exit_code == 0
+    reasons = dict(_query(catalog, "SELECT reason, count(*) FROM rejects GROUP BY ALL"))
+    base = dict(_query(clean, "SELECT reason, count(*) FROM rejects GROUP BY ALL"))
+    assert reasons.get("MALFORMED", 0) - base.get("MALFORMED", 0) == len(targets)
+    assert reasons.get("BAD_ENCODING", 0) - base.get("BAD_ENCODING", 0) == len(targets)
+    assert snapshot(catalog, ("events", "usage")) == snapshot(clean, ("events", "usage"))
+
+
+@PROVIDERS
+def test_unknown_major_format_version_refuses_the_source(spec: ProviderSpec, tmp_path: Path) -> None:
+    home = _home(spec, "drift_home", tmp_path)
+    catalog = tmp_path / "c.duckdb"
+    result = _import(spec, home, catalog)
+    assert result.exit_code == 1
+    assert result.refused and all("SCHEMA_DRIFT" in (s.message or "") or s.planned.continuity == "drift"
+                                  for s in result.refused)  # fmt: skip
+    assert _query(catalog, "SELECT DISTINCT status FROM sources") == [("refused",)]
+    # nothing of the drifting part was written; a second run refuses again
+    before = snapshot(catalog, TABLES)
+    assert _import(spec, home, catalog).exit_code == 1
+    assert snapshot(catalog, TABLES) == before
+
+
+@PROVIDERS
+def test_symlink_out_of_the_root_is_refused(spec: ProviderSpec, tmp_path: Path) -> None:
+    home = _home(spec, "home", tmp_path)
+    plan = make_plan({}, workspace="w", home=home, env={}, providers=(spec,))
+    victim = plan.sources[0].path
+    outside = tmp_path / "outside" / victim.name
+    outside.parent.mkdir()
+    shutil.copy2(victim, outside)
+    link = victim.with_name("zz-link-" + victim.name)
+    link.symlink_to(outside)
+    plan = make_plan({}, workspace="w", home=home, env={}, providers=(spec,))
+    refused = [s for s in plan.sources if s.path == link]
+    if not refused:  # the provider's predicate does not admit the link's name at all
+        assert all(s.path != link for s in plan.sources)
+        return
+    assert refused[0].action == "refuse" and refused[0].code == "SOURCE_OUTSIDE_ROOT"
+
+
+@PROVIDERS
+def test_canaries_never_reach_the_catalog(spec: ProviderSpec, tmp_path: Path) -> None:
+    manifest = _manifest(spec)
+    home = _home(spec, "canary_home", tmp_path)
+    raw = b"".join(p.read_bytes() for p in home.rglob("*") if p.is_file())
+    for canary in manifest["canaries"]:
+        assert canary.encode() in raw, f"{canary} is not planted in the canary home"
+    catalog = tmp_path / "c.duckdb"
+    assert _import(spec, home, catalog).exit_code == 0
+    con = duckdb.connect(str(catalog))
+    con.execute("CHECKPOINT")
+    dump = con.execute(
+        "SELECT string_agg(coalesce(text, '') || coalesce(CAST(tool_input AS VARCHAR), ''), ' ') FROM events"
+    ).fetchone()
+    titles = con.execute("SELECT string_agg(coalesce(title, ''), ' ') FROM sessions").fetchone()
+    con.close()
+    stored = b"".join(p.read_bytes() for p in tmp_path.glob("c.duckdb*"))
+    for canary in manifest["canaries"]:
+        assert canary not in str(dump) and canary not in str(titles)
+        assert canary.encode() not in stored
+
+
+@PROVIDERS
+def test_resume_after_append_equals_a_clean_import(spec: ProviderSpec, tmp_path: Path) -> None:
+    home = _home(spec, "home", tmp_path)
+    clean = tmp_path / "clean.duckdb"
+    _import(spec, home, clean)
+    targets = _byte_offset_sources(spec, home)
+    if not targets:
+        pytest.skip("no append-only sources")
+    tails: dict[Path, bytes] = {}
+    for path in targets:
+        data = path.read_bytes()
+        cut = data.rfind(b"\n", 0, len(data) // 2) + 1
+        tails[path] = data[cut:]
+        path.write_bytes(data[:cut])
+    catalog = tmp_path / "c.duckdb"
+    _import(spec, home, catalog)
+    for path, tail in tails.items():
+        with path.open("ab") as fh:
+            fh.write(tail)
+    result = _import(spec, home, catalog)
+    assert result.exit_code == 0
+    assert all(s.planned.continuity in ("validated-append", "unchanged", "updated") for s in result.sources)
+    assert snapshot(catalog, TABLES) == snapshot(clean, TABLES)
+
+
+@PROVIDERS
+def test_idempotent_replay(spec: ProviderSpec, tmp_path: Path) -> None:
+    home = _home(spec, "home", tmp_path)
+    catalog = tmp_path / "c.duckdb"
+    _import(spec, home, catalog)
+    before = snapshot(catalog, TABLES)
+    again = _import(spec, home, catalog)
+    assert again.totals()["sources_opened"] == 0
+    assert snapshot(catalog, TABLES) == before
