@@ -88,6 +88,12 @@ RAW_SESSION_SCHEMA: Final = pa.schema(
         ("title_rank", pa.int8()),  # higher wins: 3 user-set, 2 AI title, 1 summary
         ("git_branch", pa.string()),
         ("cli_version", pa.string()),
+        ("model", pa.string()),  # the session's model as its provider records it
+        ("preview", pa.string()),  # a provider's own short preview of the session
+        ("archived", pa.bool_()),
+        # Times a provider's index records (ISO-8601); merged with the events' times.
+        ("started_at", pa.string()),
+        ("updated_at", pa.string()),
     ]
 )
 

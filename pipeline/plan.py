@@ -24,6 +24,7 @@ Continuity = Literal[
     "rewritten",
     "drift",
     "updated",  # a document or database whose content changed: re-read whole
+    "superseded",  # another copy of the same transcript is preferred (left out)
     "outside-root",
     "unreadable",
 ]
@@ -254,6 +255,7 @@ def make_plan(
     planned: list[PlannedSource] = []
     seen: set[str] = set()
     for spec in providers:
+        found: list[SourceFile] = []
         for root in spec.roots(home, env):
             roots.append(root)
             for item in walk_root(root, spec.formats):
@@ -275,6 +277,22 @@ def make_plan(
                         )
                     )
                 else:
-                    cp = checkpoints.get(item.source_id)
-                    planned.append(classify(item, cp, spec, restart_refused=restart_refused))
+                    found.append(item)
+        left_out = spec.superseded(found) if spec.superseded else {}
+        for item in found:
+            if item.source_id in left_out:
+                planned.append(
+                    PlannedSource(
+                        spec.id,
+                        item.path,
+                        item.source_id,
+                        "superseded",
+                        "skip",
+                        message=left_out[item.source_id],
+                        source=item,
+                    )  # fmt: skip
+                )
+            else:
+                cp = checkpoints.get(item.source_id)
+                planned.append(classify(item, cp, spec, restart_refused=restart_refused))
     return Plan(workspace, tuple(roots), tuple(planned))

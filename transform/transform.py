@@ -184,6 +184,11 @@ def normalize_sessions(raw: pa.Table, provider: str) -> pa.Table:
         pl.col("project_path").drop_nulls().first(),
         pl.col("git_branch").drop_nulls().last(),
         pl.col("cli_version").drop_nulls().last(),
+        pl.col("model").drop_nulls().last(),
+        pl.col("preview").drop_nulls().last(),
+        pl.col("archived").drop_nulls().last(),
+        utc_timestamp(pl.col("started_at")).min(),
+        utc_timestamp(pl.col("updated_at")).max(),
     )
     titles = (
         frame.filter(pl.col("title").is_not_null())
@@ -202,6 +207,11 @@ def normalize_sessions(raw: pa.Table, provider: str) -> pa.Table:
             "title_rank",
             "git_branch",
             "cli_version",
+            "model",
+            redact(pl.col("preview")).alias("preview"),
+            "archived",
+            pl.col("started_at").alias("hint_started_at"),
+            pl.col("updated_at").alias("hint_updated_at"),
         )
         .to_arrow()
     )

@@ -6,7 +6,7 @@ Nothing registers itself by import side effect.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -14,6 +14,10 @@ from typing import Literal
 from ..adapter import FormatSpec
 from ..sources import Root, SourceFile
 from . import claude
+
+# (codex import)
+# (gemini import)
+# (cursor import)
 
 Capability = Literal["discover", "stream", "enrich", "tokens"]
 
@@ -31,6 +35,9 @@ class ProviderSpec:
     adapter_version: str
     fixtures: tuple[str, ...]
     tests: tuple[str, ...]
+    # Sources to leave out because another copy of the same transcript is preferred
+    # (e.g. Cursor's duplicate composer stems): {source_id: reason}.
+    superseded: Callable[[Sequence[SourceFile]], dict[str, str]] | None = None
 
     @property
     def adapter_major(self) -> int:
@@ -67,8 +74,15 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         capabilities=frozenset({"discover", "stream", "tokens"}),
         adapter_version=claude.ADAPTER_VERSION,
         fixtures=("fixtures/claude",),
-        tests=("tests/test_contract.py", "tests/extract/test_claude.py", "tests/test_token_parity.py"),
+        tests=(
+            "tests/test_contract.py",
+            "tests/extract/test_claude.py",
+            "tests/test_token_parity.py",
+        ),
     ),
+    # (codex row)
+    # (gemini row)
+    # (cursor row)
 )
 
 

@@ -1,12 +1,14 @@
 -- Merge session metadata hints and aggregates of the newly inserted events into
--- `sessions`: earliest start, latest update, counts added, and a null never erases a
--- known value. Parameters: $workspace
+-- `sessions`: earliest start, latest update (events and providers' index times alike),
+-- counts added, and a null never erases a known value. Parameters: $workspace
 INSERT INTO sessions AS s (workspace, provider, session_id, parent_session_id, project_path,
                            title, title_rank, git_branch, cli_version, started_at, updated_at,
-                           prompts, events, tool_calls)
+                           prompts, events, tool_calls, model, preview, archived)
 SELECT $workspace, k.provider, k.session_id, h.parent_session_id, h.project_path, h.title, h.title_rank,
-       h.git_branch, h.cli_version, a.started_at, a.updated_at,
-       coalesce(a.prompts, 0), coalesce(a.events, 0), coalesce(a.tool_calls, 0)
+       h.git_branch, h.cli_version,
+       least(a.started_at, h.hint_started_at), greatest(a.updated_at, h.hint_updated_at),
+       coalesce(a.prompts, 0), coalesce(a.events, 0), coalesce(a.tool_calls, 0),
+       h.model, h.preview, h.archived
 FROM (SELECT provider, session_id FROM batch_sessions UNION SELECT provider, session_id FROM new_events) k
 LEFT JOIN batch_sessions h USING (provider, session_id)
 LEFT JOIN (
@@ -31,4 +33,7 @@ ON CONFLICT (workspace, provider, session_id) DO UPDATE SET
     updated_at        = greatest(s.updated_at, excluded.updated_at),
     prompts           = s.prompts + excluded.prompts,
     events            = s.events + excluded.events,
-    tool_calls        = s.tool_calls + excluded.tool_calls;
+    tool_calls        = s.tool_calls + excluded.tool_calls,
+    model             = coalesce(excluded.model, s.model),
+    preview           = coalesce(excluded.preview, s.preview),
+    archived          = coalesce(excluded.archived, s.archived);
