@@ -290,7 +290,7 @@ def make_plan(
                         "skip",
                         message=left_out[item.source_id],
                         source=item,
-                    )  # fmt: skip
+                    )
                 )
             else:
                 cp = checkpoints.get(item.source_id)
