@@ -26,7 +26,7 @@ from rich.table import Table
 from .config import check_workspace, default_catalog, default_workspace
 from .errors import AgentlakeError
 from .plan import Plan, PlannedSource
-from .queries import ReportFilter, period_report, scoped_sql, search, session_report
+from .queries import ReportFilter, ReportKind, period_report, report, scoped_sql, search
 from .run import ImportOptions, ImportResult, default_home, plan_import, run_import
 
 app = typer.Typer(
@@ -494,7 +494,15 @@ def _filter(
     )
 
 
-def _period_command(period: str) -> Callable[..., None]:
+_REPORT_HELP = {
+    "daily": "Token usage and cost per day and model.",
+    "weekly": "Token usage and cost per week and model.",
+    "monthly": "Token usage and cost per month and model.",
+    "session": "Token usage and cost per session.",
+}
+
+
+def _report_command(kind: ReportKind) -> Callable[..., None]:
     def command(
         tz: TzOpt = "UTC",
         since: SinceOpt = None,
@@ -507,47 +515,19 @@ def _period_command(period: str) -> Callable[..., None]:
         debug: DebugOpt = False,
     ) -> None:
         def action() -> None:
-            table = period_report(
-                _catalog(catalog),
-                _workspace(workspace),
-                period,  # type: ignore[arg-type]
-                _filter(tz, since, until, provider),
-            )
-            _emit(table, as_json=json, as_csv=csv, key=period, title=f"{period} usage ({tz})")
+            flt = _filter(tz, since, until, provider)
+            table = report(_catalog(catalog), _workspace(workspace), kind, flt)
+            key = "sessions" if kind == "session" else kind
+            _emit(table, as_json=json, as_csv=csv, key=key, title=f"{kind} usage ({tz})")
 
         _guard(debug, action)
 
-    command.__doc__ = (
-        f"Token usage and cost per {period.removesuffix('ly').replace('dai', 'day')} and model."
-    )
+    command.__doc__ = _REPORT_HELP[kind]
     return command
 
 
-for _period in ("daily", "weekly", "monthly"):
-    report_app.command(_period)(_period_command(_period))
-
-
-@report_app.command("session")
-def report_session(
-    tz: TzOpt = "UTC",
-    since: SinceOpt = None,
-    until: UntilOpt = None,
-    provider: Annotated[str | None, typer.Option("--provider")] = None,
-    csv: CsvOpt = False,
-    catalog: CatalogOpt = None,
-    workspace: WorkspaceOpt = None,
-    json: JsonOpt = False,
-    debug: DebugOpt = False,
-) -> None:
-    """Token usage and cost per session."""
-
-    def action() -> None:
-        table = session_report(
-            _catalog(catalog), _workspace(workspace), _filter(tz, since, until, provider)
-        )
-        _emit(table, as_json=json, as_csv=csv, key="sessions", title="usage per session")
-
-    _guard(debug, action)
+for _kind in _REPORT_HELP:
+    report_app.command(_kind)(_report_command(_kind))  # type: ignore[arg-type]
 
 
 @app.command("sql")

@@ -19,6 +19,7 @@ from agentlake.load.catalog import load_fts, open_for_read
 from .errors import ConfigurationError
 
 Period = Literal["daily", "weekly", "monthly"]
+ReportKind = Literal["daily", "weekly", "monthly", "session"]
 _UNITS: Final = {"daily": "day", "weekly": "week", "monthly": "month"}
 SCOPED_TABLES: Final = (
     "sources",
@@ -52,35 +53,23 @@ class ReportFilter:
             raise ConfigurationError(f"--since {self.since} is after --until {self.until}")
 
 
+def report(catalog: Path, workspace: str, kind: ReportKind, flt: ReportFilter) -> pa.Table:
+    """Token usage per period (in ``flt.tz``) and model, or per session (most recent first)."""
+    params: dict[str, object] = {
+        "tz": flt.tz, "workspace": workspace, "provider": flt.provider,
+        "since": flt.since, "until": flt.until,
+    }  # fmt: skip
+    if kind == "session":
+        query = sql.query("report_session")
+    else:
+        query, params["unit"] = sql.query("report_period"), _UNITS[kind]
+    with open_for_read(catalog) as con:
+        return con.execute(query, params).fetch_arrow_table()
+
+
 def period_report(catalog: Path, workspace: str, period: Period, flt: ReportFilter) -> pa.Table:
     """Usage per period (in ``flt.tz``) and model."""
-    with open_for_read(catalog) as con:
-        return con.execute(
-            sql.query("report_period"),
-            {
-                "unit": _UNITS[period],
-                "tz": flt.tz,
-                "workspace": workspace,
-                "provider": flt.provider,
-                "since": flt.since,
-                "until": flt.until,
-            },
-        ).fetch_arrow_table()
-
-
-def session_report(catalog: Path, workspace: str, flt: ReportFilter) -> pa.Table:
-    """Usage per session, most recent first."""
-    with open_for_read(catalog) as con:
-        return con.execute(
-            sql.query("report_session"),
-            {
-                "tz": flt.tz,
-                "workspace": workspace,
-                "provider": flt.provider,
-                "since": flt.since,
-                "until": flt.until,
-            },
-        ).fetch_arrow_table()
+    return report(catalog, workspace, period, flt)
 
 
 @dataclass(frozen=True, slots=True)
