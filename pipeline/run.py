@@ -11,12 +11,12 @@ import os
 import resource
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from agentlake.extract.extract import ExtractLimits, extract_source
+from agentlake.extract.extract import ExtractBatch, ExtractLimits
 from agentlake.extract.jsonl import Reject
 from agentlake.extract.providers import ProviderSpec, by_id
 from agentlake.extract.rows import RawTables
@@ -28,9 +28,11 @@ from agentlake.transform.redact import POLICY_VERSION
 from agentlake.transform.transform import transform_batch
 
 from .errors import SourceError
+from .parallel import ExtractJob, ParallelExtractor, extract_job
 from .plan import Plan, PlannedSource, make_plan, select_providers
 from .progress import NullReporter, Reporter
 
+PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this, starting workers costs more than it saves
 REJECT_SAMPLES = 20  # rejects per source reported back line by line (all are in `rejects`)
 
 
@@ -48,6 +50,7 @@ class ImportOptions:
     wait: bool = False
     limits: ExtractLimits = field(default_factory=ExtractLimits)
     build_index: bool = True
+    workers: int = 0  # extraction processes (0: extract in this process)
 
 
 @dataclass(slots=True)
@@ -158,9 +161,26 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
         import_id = writer.begin_import()
         result = ImportResult(import_id, plan)
         committer = _Committer(writer, import_id, reporter, options.limits.batch_lines)
-        for planned in plan.sources:
-            result.sources.append(_run_source(committer, planned, options))
-        committer.flush()
+        reads = [p for p in plan.sources if p.action == "read"]
+        workers = options.workers if plan.bytes_to_read >= PARALLEL_MIN_BYTES else 0
+        extractor = (
+            ParallelExtractor([_job(p) for p in reads], options.limits, workers=workers)
+            if workers
+            else None
+        )
+        try:
+            for planned in plan.sources:
+                if planned.action != "read":
+                    batches: Iterator[ExtractBatch] = iter(())
+                elif extractor is not None:
+                    batches = extractor.next_source()
+                else:
+                    batches = extract_job(_job(planned), options.limits)
+                result.sources.append(_run_source(committer, planned, batches))
+            committer.flush()
+        finally:
+            if extractor is not None:
+                extractor.close()
         if options.build_index and any(s.events for s in result.sources):
             reporter.phase("index")
             result.index_seconds = writer.rebuild_search_index()
@@ -264,8 +284,16 @@ class _Committer:
         self.records = 0
 
 
+def _job(planned: PlannedSource) -> ExtractJob:
+    """What a worker needs to extract ``planned`` (with the adapter state to resume from)."""
+    assert planned.source is not None
+    resumed = planned.checkpoint is not None and planned.continuity == "validated-append"
+    state = planned.checkpoint.adapter_state if resumed and planned.checkpoint else None
+    return ExtractJob(planned.provider, planned.source, planned.start, planned.stop, state)
+
+
 def _run_source(
-    committer: _Committer, planned: PlannedSource, options: ImportOptions
+    committer: _Committer, planned: PlannedSource, batches: Iterator[ExtractBatch]
 ) -> SourceOutcome:
     if planned.action == "skip":
         outcome = SourceOutcome(planned, "unchanged")
@@ -299,13 +327,10 @@ def _run_source(
     offset = planned.start
     resumed = planned.checkpoint is not None and planned.continuity == "validated-append"
     digest = planned.checkpoint.prefix_digest if resumed and planned.checkpoint else None
-    memo = planned.checkpoint.adapter_state if resumed and planned.checkpoint else None
-    adapter_state = memo
+    adapter_state = planned.checkpoint.adapter_state if resumed and planned.checkpoint else None
     restart = planned.restart
     try:
-        for batch in extract_source(
-            spec, source, start=planned.start, stop=planned.stop, limits=options.limits, state=memo
-        ):
+        for batch in batches:
             digest = _digest(source, batch.end_offset)
             adapter_state = batch.state
             piece = Piece(
