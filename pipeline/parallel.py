@@ -13,6 +13,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import queue
+from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.process import BaseProcess
@@ -23,6 +24,10 @@ from agentlake.extract.providers import by_id
 from agentlake.extract.sources import SourceFile
 
 from .errors import FatalError, SourceError
+
+# Records per message: small enough that the importer starts early, large enough that
+# inter-process latency (a GIL hand-off per message) does not dominate small sources.
+SEND_RECORDS = 8192
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,28 +56,41 @@ def extract_job(job: ExtractJob, limits: ExtractLimits) -> Iterator[ExtractBatch
 def _worker(
     jobs: list[tuple[int, ExtractJob]], limits: ExtractLimits, out: Any, parent: int
 ) -> None:
-    """Extract ``jobs`` in order, sending ``(kind, index, payload)`` messages."""
+    """Extract ``jobs`` in order, sending lists of ``(kind, index, payload)`` items.
 
-    def send(message: tuple[str, int, Any]) -> None:
-        while True:
+    Items are sent in lists of about :data:`SEND_RECORDS` records: one message per
+    small source would cost more in inter-process latency than its extraction."""
+    pending: list[tuple[str, int, Any]] = []
+    records = 0
+
+    def flush() -> None:
+        nonlocal records
+        while pending:
             try:
-                out.put(message, timeout=1.0)
-                return
+                out.put(list(pending), timeout=1.0)
             except queue.Full:
                 if os.getppid() != parent:  # the importer is gone: stop quietly
                     raise SystemExit(0) from None
+                continue
+            pending.clear()
+        records = 0
 
     for index, job in jobs:
         try:
             for batch in extract_job(job, limits):
-                send(("batch", index, batch))
+                pending.append(("batch", index, batch))
+                records += batch.records
+                if records >= SEND_RECORDS:
+                    flush()
         except SourceError as exc:
-            send(("refused", index, (exc.code, exc.path, exc.message)))
+            pending.append(("refused", index, (exc.code, exc.path, exc.message)))
             continue
         except Exception as exc:  # noqa: BLE001 - reported to the importer as fatal
-            send(("fatal", index, f"{type(exc).__name__}: {exc}"))
+            pending.append(("fatal", index, f"{type(exc).__name__}: {exc}"))
+            flush()
             return
-        send(("end", index, None))
+        pending.append(("end", index, None))
+    flush()
 
 
 class ParallelExtractor:
@@ -84,6 +102,7 @@ class ParallelExtractor:
         ctx = mp.get_context("spawn")
         self._queues = [ctx.Queue(maxsize=depth) for _ in range(workers)]
         self._procs: list[BaseProcess] = []
+        self._buffers: list[deque[tuple[str, int, Any]]] = [deque() for _ in range(workers)]
         self._next = 0
         self._workers = workers
         for k in range(workers):
@@ -116,15 +135,16 @@ class ParallelExtractor:
                 raise FatalError(f"extraction failed: {payload}")
 
     def _get(self, k: int) -> tuple[str, int, Any]:
-        while True:
+        buffer = self._buffers[k]
+        while not buffer:
             try:
-                message: tuple[str, int, Any] = self._queues[k].get(timeout=1.0)
-                return message
+                buffer.extend(self._queues[k].get(timeout=1.0))
             except queue.Empty:
                 if not self._procs[k].is_alive():
                     raise FatalError(
                         "an extraction worker died; rerun the import to resume"
                     ) from None
+        return buffer.popleft()
 
     def close(self) -> None:
         """Stop the workers (normally they have finished)."""

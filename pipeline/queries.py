@@ -64,7 +64,7 @@ def report(catalog: Path, workspace: str, kind: ReportKind, flt: ReportFilter) -
     else:
         query, params["unit"] = sql.query("report_period"), _UNITS[kind]
     with open_for_read(catalog) as con:
-        return con.execute(query, params).fetch_arrow_table()
+        return con.execute(query, params).to_arrow_table()
 
 
 def period_report(catalog: Path, workspace: str, period: Period, flt: ReportFilter) -> pa.Table:
@@ -148,7 +148,7 @@ def scoped_sql(catalog: Path, workspace: str, statement: str) -> pa.Table:
                 f"WHERE workspace = {_literal(workspace)}"
             )
         try:
-            return con.execute(statement).fetch_arrow_table()
+            return con.execute(statement).to_arrow_table()
         except duckdb.Error as exc:
             raise ConfigurationError(f"SQL error: {' '.join(str(exc).split())[:300]}") from None
 
