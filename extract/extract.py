@@ -173,6 +173,8 @@ def _extract_document(
     else:
         try:
             outcomes["mapped"] += adapter.map_document(parsed, ctx, sink)
+        except FormatDrift:
+            raise  # the whole document is refused (SCHEMA_DRIFT), nothing of it written
         except (InvalidRecord, TypeError, ValueError, KeyError, AttributeError) as exc:
             sink = RowSink()
             rejects.append(Reject(0, len(data), "INVALID_RECORD", str(exc)[:200]))

@@ -36,11 +36,17 @@ class OwnedFormat(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Root:
-    """A directory a provider owns, and why it is searched."""
+    """A directory a provider owns, and why it is searched.
+
+    ``formats`` restricts which of the provider's formats are looked for here (all when
+    ``None``); ``max_depth`` bounds the walk (1 = files directly in the root).
+    """
 
     provider: str
     path: Path
     origin: str  # e.g. "default" or "CLAUDE_CONFIG_DIR"
+    formats: tuple[str, ...] | None = None
+    max_depth: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,10 +114,14 @@ def walk_root(root: Root, formats: Sequence[OwnedFormat]) -> Iterator[SourceFile
     base = root.path
     if not base.is_dir():
         return
+    if root.formats is not None:
+        formats = [f for f in formats if f.name in root.formats]
     real_root = base.resolve()
     for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
-        dirnames.sort()
         here = Path(dirpath)
+        if root.max_depth is not None and len(here.relative_to(base).parts) + 1 >= root.max_depth:
+            dirnames.clear()
+        dirnames.sort()
         for name in dirnames:
             link = here / name
             if link.is_symlink() and not _inside(link.resolve(), real_root):

@@ -558,14 +558,14 @@ def demo(
     debug: DebugOpt = False,
 ) -> None:
     """Generate a synthetic home, import it into a fresh catalog and show a report and a search."""
-    from .demo import generate_claude_home
+    from .demo import generate_demo_home
 
     def action() -> None:
         home, catalog = dir / "home", dir / "catalog.duckdb"
-        stats = generate_claude_home(home)
-        out.print(
-            f"synthetic home: {stats.files} files, {stats.lines:,} lines in {home}", highlight=False
-        )
+        for provider, stats in generate_demo_home(home).items():
+            out.print(
+                f"synthetic {provider}: {stats.files} files, {stats.lines:,} lines", highlight=False
+            )
         result = _import_with_progress(
             ImportOptions(catalog=catalog, workspace="default", home=home, env={})
         )

@@ -1432,3 +1432,19 @@ def generate_claude_corpus(
     finally:
         gen.sink.close_all()
     return gen.sink.stats()
+
+
+def generate_demo_home(home: Path, *, seed: int = 7) -> dict[str, DemoStats]:
+    """A synthetic home with every supported provider — Claude Code, Codex CLI, Gemini
+    CLI and Cursor — each laid out where the real agent writes it. Returns what was
+    written, per provider id."""
+    from .demo_codex import generate_codex_home
+    from .demo_cursor import generate_cursor_home
+    from .demo_gemini import generate_gemini_home
+
+    return {
+        "claude-code": generate_claude_home(home, seed=seed),
+        "codex": generate_codex_home(home, seed=seed),
+        "gemini-cli": generate_gemini_home(home, seed=seed),
+        "cursor": generate_cursor_home(home, seed=seed),
+    }

@@ -296,7 +296,9 @@ def _run_source(
     committer: _Committer, planned: PlannedSource, batches: Iterator[ExtractBatch]
 ) -> SourceOutcome:
     if planned.action == "skip":
-        outcome = SourceOutcome(planned, "unchanged")
+        outcome = SourceOutcome(
+            planned, "superseded" if planned.continuity == "superseded" else "unchanged"
+        )
         if planned.touched and planned.checkpoint is not None:
             state = _state(
                 planned,

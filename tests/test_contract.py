@@ -99,11 +99,16 @@ def test_imports_every_record_shape_exactly(spec: ProviderSpec, tmp_path: Path) 
                                       (int(v or 0) for v in sums), strict=True))}  # fmt: skip
     assert got == expected["usage"]
     assert _query(catalog, "SELECT count(*) FROM sessions")[0][0] == expected["sessions"]
-    assert dict(_query(catalog, "SELECT reason, count(*) FROM rejects GROUP BY ALL")) == expected["rejects"]
+    assert (
+        dict(_query(catalog, "SELECT reason, count(*) FROM rejects GROUP BY ALL"))
+        == expected["rejects"]
+    )
 
 
 @PROVIDERS
-def test_malformed_lines_are_rejected_and_the_rest_imports(spec: ProviderSpec, tmp_path: Path) -> None:
+def test_malformed_lines_are_rejected_and_the_rest_imports(
+    spec: ProviderSpec, tmp_path: Path
+) -> None:
     home = _home(spec, "home", tmp_path)
     clean = tmp_path / "clean.duckdb"
     _import(spec, home, clean)
@@ -124,7 +129,9 @@ def test_malformed_lines_are_rejected_and_the_rest_imports(spec: ProviderSpec, t
 
 
 @PROVIDERS
-def test_unknown_major_format_version_refuses_the_source(spec: ProviderSpec, tmp_path: Path) -> None:
+def test_unknown_major_format_version_refuses_the_source(
+    spec: ProviderSpec, tmp_path: Path
+) -> None:
     home = _home(spec, "drift_home", tmp_path)
     catalog = tmp_path / "c.duckdb"
     result = _import(spec, home, catalog)
@@ -199,7 +206,9 @@ def test_resume_after_append_equals_a_clean_import(spec: ProviderSpec, tmp_path:
             fh.write(tail)
     result = _import(spec, home, catalog)
     assert result.exit_code == 0
-    assert all(s.planned.continuity in ("validated-append", "unchanged", "updated") for s in result.sources)
+    assert all(
+        s.planned.continuity in ("validated-append", "unchanged", "updated") for s in result.sources
+    )
     assert snapshot(catalog, TABLES) == snapshot(clean, TABLES)
 
 

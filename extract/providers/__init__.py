@@ -13,11 +13,7 @@ from typing import Literal
 
 from ..adapter import FormatSpec
 from ..sources import Root, SourceFile
-from . import claude
-
-# (codex import)
-# (gemini import)
-# (cursor import)
+from . import claude, codex, cursor, gemini
 
 Capability = Literal["discover", "stream", "enrich", "tokens"]
 
@@ -80,9 +76,61 @@ REGISTRY: tuple[ProviderSpec, ...] = (
             "tests/test_token_parity.py",
         ),
     ),
-    # (codex row)
-    # (gemini row)
-    # (cursor row)
+    ProviderSpec(
+        id="codex",
+        aliases=("codex-cli",),
+        env_overrides=("CODEX_HOME",),
+        roots=codex.roots,
+        formats=(
+            FormatSpec("codex-rollout", "byte-offset", codex.owns_rollout, codex.RolloutAdapter()),
+            FormatSpec("codex-state", "sqlite", codex.owns_state_index, codex.StateIndexAdapter()),
+        ),
+        capabilities=frozenset({"discover", "stream", "enrich", "tokens"}),
+        adapter_version=codex.ADAPTER_VERSION,
+        fixtures=("fixtures/codex",),
+        tests=(
+            "tests/test_contract.py",
+            "tests/extract/test_codex.py",
+            "tests/test_token_parity_codex.py",
+        ),
+    ),
+    ProviderSpec(
+        id=gemini.PROVIDER_ID,
+        aliases=("gemini",),
+        env_overrides=(),
+        roots=gemini.roots,
+        formats=(
+            FormatSpec("gemini-json", "document", gemini.owns_document, gemini.DOCUMENT_ADAPTER),
+            FormatSpec("gemini-jsonl", "byte-offset", gemini.owns_log, gemini.LOG_ADAPTER),
+        ),
+        capabilities=frozenset({"discover", "stream", "tokens"}),
+        adapter_version=gemini.ADAPTER_VERSION,
+        fixtures=("fixtures/gemini",),
+        tests=("tests/test_contract.py", "tests/extract/test_gemini.py"),
+        superseded=gemini.superseded,
+    ),
+    ProviderSpec(
+        id="cursor",
+        aliases=("cursor-agent",),
+        env_overrides=(),
+        roots=cursor.roots,
+        formats=(
+            FormatSpec(
+                cursor.TRANSCRIPT_FORMAT,
+                "byte-offset",
+                cursor.owns_transcript,
+                cursor.CursorTranscriptAdapter(),
+            ),
+            FormatSpec(
+                cursor.STATE_FORMAT, "sqlite", cursor.owns_state_db, cursor.CursorStateAdapter()
+            ),
+        ),
+        capabilities=frozenset({"discover", "stream", "enrich", "tokens"}),
+        adapter_version=cursor.ADAPTER_VERSION,
+        fixtures=("fixtures/cursor",),
+        tests=("tests/test_contract.py", "tests/extract/test_cursor.py"),
+        superseded=cursor.superseded,
+    ),
 )
 
 

@@ -90,7 +90,17 @@ def test_claude_config_dir_comma_list_replaces_the_default_root(
     generate_claude_home(two, sessions=3, seed=8)
     generate_claude_home(home, sessions=1, seed=9)  # not read: CLAUDE_CONFIG_DIR wins
     env = cli_env(CLAUDE_CONFIG_DIR=f"{one / '.claude'},{two / '.claude'}")
-    proc = run_cli("sources", "--home", home, "--catalog", tmp_path / "c.duckdb", "--json", env=env)
+    proc = run_cli(
+        "sources",
+        "--home",
+        home,
+        "--provider",
+        "claude",
+        "--catalog",
+        tmp_path / "c.duckdb",
+        "--json",
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr
     plan = json.loads(proc.stdout)
     assert {r["origin"] for r in plan["roots"]} == {"CLAUDE_CONFIG_DIR"}

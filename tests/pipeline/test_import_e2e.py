@@ -195,3 +195,17 @@ def test_reports_and_search(run_cli: CliRunner, demo_home: Path, catalog: Path) 
     assert hits == sorted(hits, key=lambda h: -h["score"])
     bad = run_cli("report", "daily", "--tz", "Mars/Olympus", "--catalog", catalog)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_demo_command_imports_all_four_providers(run_cli: CliRunner, tmp_path: Path) -> None:
+    proc = run_cli("demo", "--dir", tmp_path / "demo")
+    assert proc.returncode == 0, proc.stderr
+    for provider in ("claude-code", "codex", "gemini-cli", "cursor"):
+        assert f"synthetic {provider}:" in proc.stdout
+    catalog = tmp_path / "demo" / "catalog.duckdb"
+    daily = json.loads(run_cli("report", "daily", "--catalog", catalog, "--json").stdout)["daily"]
+    assert {r["provider"] for r in daily} == {"claude-code", "codex", "gemini-cli", "cursor"}
+    assert "cache bug" in proc.stdout and "fix the cache bug" in proc.stdout
+    # the demo home is itself importable again: nothing changes
+    again = run_cli("import", "--home", tmp_path / "demo" / "home", "--catalog", catalog, "--json")
+    assert json.loads(again.stdout)["totals"]["sources_opened"] == 0
