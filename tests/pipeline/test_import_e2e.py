@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentlake.demo import generate_claude_home
-from tests.conftest import CliRunner
+from tests.conftest import REPO, CliRunner
 
 from .helpers import scalar, snapshot
 
@@ -209,3 +209,17 @@ def test_demo_command_imports_all_four_providers(run_cli: CliRunner, tmp_path: P
     # the demo home is itself importable again: nothing changes
     again = run_cli("import", "--home", tmp_path / "demo" / "home", "--catalog", catalog, "--json")
     assert json.loads(again.stdout)["totals"]["sources_opened"] == 0
+
+
+def test_providers_prints_the_conformance_matrix(run_cli: CliRunner) -> None:
+    proc = run_cli("providers", "--json")
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["id"]: r for r in json.loads(proc.stdout)["providers"]}
+    assert set(rows) == {"claude-code", "codex", "gemini-cli", "cursor"}
+    for row in rows.values():
+        assert row["formats"] and row["roots"] and row["adapter_version"]
+        assert "tests/test_contract.py" in row["tests"]
+        for path in [*row["fixtures"], *row["tests"]]:
+            assert (REPO / path).exists(), path
+    kinds = {f["position_kind"] for r in rows.values() for f in r["formats"]}
+    assert kinds == {"byte-offset", "document", "sqlite"}
