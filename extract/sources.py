@@ -47,6 +47,7 @@ class Root:
     origin: str  # e.g. "default" or "CLAUDE_CONFIG_DIR"
     formats: tuple[str, ...] | None = None
     max_depth: int | None = None
+    warning: str | None = None  # e.g. an environment override that was ignored, and why
 
 
 @dataclass(frozen=True, slots=True)

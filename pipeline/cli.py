@@ -218,6 +218,7 @@ def _plan_doc(plan: Plan) -> dict[str, Any]:
                 "path": str(r.path),
                 "origin": r.origin,
                 "exists": r.path.is_dir(),
+                "warning": r.warning,
             }
             for r in plan.roots
         ],
@@ -239,6 +240,12 @@ def _plan_doc(plan: Plan) -> dict[str, Any]:
         ],
         "bytes_to_read": plan.bytes_to_read,
     }
+
+
+def _warn_roots(plan: Plan) -> None:
+    for root in plan.roots:
+        if root.warning:
+            err.print(f"warning: {root.provider}: {root.warning}", highlight=False)
 
 
 def _print_plan(plan: Plan) -> None:
@@ -323,9 +330,11 @@ def import_(
         )
         if dry_run:
             plan = plan_import(options)
+            _warn_roots(plan)
             _print_json(_plan_doc(plan)) if json else _print_plan(plan)
             return 0
         result = _import_with_progress(options)
+        _warn_roots(result.plan)
         if json:
             _print_json(_result_doc(result))
         else:
@@ -379,6 +388,7 @@ def sources(
             providers=tuple(provider or ()),
         )
         plan = plan_import(options)
+        _warn_roots(plan)
         _print_json(_plan_doc(plan)) if json else _print_plan(plan)
 
     _guard(debug, action)

@@ -190,8 +190,13 @@ def roots(home: Path, env: Mapping[str, str]) -> list[Root]:
         origin = (
             f"default (relative CODEX_HOME {configured!r} ignored)" if configured else "default"
         )
+    warning = (
+        f"CODEX_HOME={configured!r} is relative and was ignored; set it to an absolute path"
+        if configured and origin != "CODEX_HOME"
+        else None
+    )
     return [
-        Root(PROVIDER, base / "sessions", origin, formats=("codex-rollout",)),
+        Root(PROVIDER, base / "sessions", origin, formats=("codex-rollout",), warning=warning),
         Root(PROVIDER, base / "archived_sessions", origin, formats=("codex-rollout",)),
         Root(PROVIDER, base, origin, formats=("codex-state",), max_depth=1),
     ]

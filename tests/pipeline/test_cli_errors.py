@@ -120,3 +120,13 @@ def test_look_alike_files_are_not_admitted(run_cli: CliRunner, tmp_path: Path) -
     proc = run_cli("sources", "--home", home, "--catalog", tmp_path / "c.duckdb", "--json")
     paths = [s["path"] for s in json.loads(proc.stdout)["sources"]]
     assert not any(p.endswith(("notes.jsonl", "cache.json", "history.jsonl")) for p in paths)
+
+
+def test_relative_codex_home_is_ignored_with_a_warning(run_cli: CliRunner, tmp_path: Path) -> None:
+    env = cli_env(CODEX_HOME="relative/codex")
+    proc = run_cli("sources", "--home", tmp_path, "--provider", "codex", "--catalog", tmp_path / "c.duckdb",
+                   "--json", env=env)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: codex: CODEX_HOME='relative/codex' is relative" in proc.stderr
+    roots = json.loads(proc.stdout)["roots"]
+    assert all(str(r["path"]).startswith(str(tmp_path / ".codex")) for r in roots)
