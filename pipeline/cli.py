@@ -599,6 +599,12 @@ def demo(
     _guard(debug, action)
 
 
+# (sessions commands)
+
+
+# (doctor command)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
     app(args=list(argv) if argv is not None else None, prog_name="agentlake")
