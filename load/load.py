@@ -62,6 +62,9 @@ class Piece:
     restart: bool = False
 
 
+COMPACT_MIN_TAIL = 200_000  # postings; smaller tails are cheap to scan
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -72,6 +75,9 @@ class CatalogWriter:
     def __init__(self, con: duckdb.DuckDBPyConnection, workspace: str) -> None:
         self.con = con
         self.workspace = workspace
+        # Index terms are Porter stems when the fts extension (which provides stem())
+        # loads, else the lowercase words themselves; search applies the same rule.
+        self._index_add = search_index_script(stemming=load_fts(con))
 
     # -- receipts -------------------------------------------------------------------
     def begin_import(self) -> int:
@@ -141,9 +147,11 @@ class CatalogWriter:
                     self._forget_source(piece.state.source.source_id)
             if "batch_retractions" in tables:
                 run_script(con, sql.query("apply_retractions"), params)
+                run_script(con, sql.query("search_index_remove"), params)
                 run_script(con, sql.query("recompute_sessions"), params)
             if data:
                 run_script(con, sql.query("insert_new_events"), params)
+                run_script(con, self._index_add, params)
                 new_events = _counts(con, "SELECT source_id, count(*) FROM new_events GROUP BY ALL")
                 run_script(con, sql.query("upsert_sessions"), params)
                 if tables["batch_usage"].num_rows:
@@ -186,20 +194,36 @@ class CatalogWriter:
         changed document) and recompute the sessions it touched."""
         params = {"workspace": self.workspace, "source_id": source_id}
         run_script(self.con, sql.query("forget_source"), params)
+        run_script(self.con, sql.query("search_index_remove"), {"workspace": self.workspace})
         run_script(self.con, sql.query("recompute_sessions"), {"workspace": self.workspace})
 
     # -- publish --------------------------------------------------------------------
-    def rebuild_search_index(self) -> float | None:
-        """Rebuild the full-text index over ``events.text``; returns seconds taken, or
-        ``None`` when the fts extension is unavailable."""
-        if not load_fts(self.con):
+    def compact_search_index(self, *, min_tail: int = COMPACT_MIN_TAIL) -> float | None:
+        """Fold the unsorted tail of the search postings into their sorted part when it
+        has grown past a quarter of them (and ``min_tail``): amortized O(1) per posting.
+        Returns the seconds taken, or ``None`` when nothing needed doing."""
+        row = self.con.execute(
+            "SELECT sum(postings), sum(sorted_postings) FROM search_state"
+        ).fetchone()
+        postings, done = (int(row[0] or 0), int(row[1] or 0)) if row else (0, 0)
+        tail = postings - done
+        if tail < min_tail or tail * 4 < postings:
             return None
         started = time.perf_counter()
-        self.con.execute(
-            "PRAGMA create_fts_index('events', 'event_id', 'text', stemmer = 'porter', "
-            "stopwords = 'english', strip_accents = 1, lower = 1, overwrite = 1)"
-        )
+        self.con.execute("BEGIN")
+        try:
+            run_script(self.con, sql.query("search_index_compact"), {})
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
         return time.perf_counter() - started
+
+
+def search_index_script(*, stemming: bool) -> str:
+    """The index-maintenance SQL, stemming words with Porter when available."""
+    text = sql.query("search_index_add")
+    return text if stemming else text.replace("stem(token, 'porter')", "token")
 
 
 def _counts(con: duckdb.DuckDBPyConnection, query: str) -> dict[str, int]:

@@ -17,8 +17,9 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from .queries import Period, SearchHit
+    from .queries import Period
     from .run import ImportResult
+    from .search import SearchHit
 
 
 class Lake:
@@ -52,7 +53,7 @@ class Lake:
 
     def search(self, query: str, *, limit: int = 20) -> list[SearchHit]:
         """Ranked full-text search."""
-        from .queries import search
+        from .search import search
 
         return search(self.catalog, self.workspace, query, limit=limit)
 

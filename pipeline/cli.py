@@ -22,12 +22,14 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
+from rich.text import Text
 
 from .config import check_workspace, default_catalog, default_workspace
 from .errors import AgentlakeError
 from .plan import Plan, PlannedSource
-from .queries import ReportFilter, ReportKind, period_report, report, scoped_sql, search
+from .queries import ReportFilter, ReportKind, period_report, report, scoped_sql
 from .run import ImportOptions, ImportResult, default_home, plan_import, run_import
+from .search import SearchFilter, SearchHit, search
 
 app = typer.Typer(
     add_completion=False,
@@ -438,55 +440,61 @@ def providers(json: JsonOpt = False, debug: DebugOpt = False) -> None:
 
 @app.command("search")
 def search_(
-    query: Annotated[str, typer.Argument(help="Words to find (BM25 ranked).")],
+    query: Annotated[
+        str,
+        typer.Argument(help='Words (ANDed), "a phrase", a OR b, -word / NOT word, prefix*.'),
+    ],
     limit: Annotated[int, typer.Option("--limit", min=1, max=500)] = 20,
+    offset: Annotated[int, typer.Option("--offset", min=0, help="Skip this many hits.")] = 0,
     provider: Annotated[str | None, typer.Option("--provider")] = None,
+    project: Annotated[
+        str | None, typer.Option("--project", help="Substring of the project path.")
+    ] = None,
+    session: Annotated[str | None, typer.Option("--session", help="Session id or prefix.")] = None,
     kind: Annotated[
         str | None, typer.Option("--kind", help="prompt, response, reasoning, tool_call, ...")
     ] = None,
+    model: Annotated[str | None, typer.Option("--model")] = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
     catalog: CatalogOpt = None,
     workspace: WorkspaceOpt = None,
     json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Full-text search over every imported event."""
+    """Full-text search over every imported event, ranked by BM25."""
 
     def action() -> None:
+        flt = SearchFilter(
+            provider=provider, project=project, session=session, kind=kind, model=model,
+            since=since.date() if since else None, until=until.date() if until else None,
+        )  # fmt: skip
         hits = search(
-            _catalog(catalog),
-            _workspace(workspace),
-            query,
-            limit=limit,
-            provider=provider,
-            kind=kind,
+            _catalog(catalog), _workspace(workspace), query, limit=limit, offset=offset, flt=flt
         )
         if json:
-            _print_json(
-                {
-                    "query": query,
-                    "hits": [
-                        {
-                            "session_id": h.session_id,
-                            "provider": h.provider,
-                            "kind": h.kind,
-                            "ts": h.ts,
-                            "score": h.score,
-                            "snippet": h.snippet,
-                            "event_id": h.event_id,
-                        }
-                        for h in hits
-                    ],
-                }
-            )
+            _print_json({"query": query, "hits": [
+                {"session_id": h.session_id, "provider": h.provider, "kind": h.kind, "ts": h.ts,
+                 "score": h.score, "snippet": h.snippet, "highlights": h.highlights,
+                 "event_id": h.event_id}
+                for h in hits
+            ]})  # fmt: skip
             return
         table = Table(title=f"search: {query}")
         for col in ("score", "session", "kind", "when", "snippet"):
             table.add_column(col)
         for h in hits:
-            table.add_row(f"{h.score:.2f}", h.session_id, h.kind, _cell(h.ts), h.snippet)
+            table.add_row(f"{h.score:.2f}", h.session_id, h.kind, _cell(h.ts), _highlighted(h))
         out.print(table)
 
     _guard(debug, action)
+
+
+def _highlighted(hit: SearchHit) -> Text:
+    text = Text(hit.snippet)
+    for start, end in hit.highlights:
+        text.stylize("bold yellow", start, end)
+    return text
 
 
 report_app = typer.Typer(no_args_is_help=True, help="Token usage and cost reports.")
@@ -592,7 +600,7 @@ def demo(
         for col in ("score", "session", "kind", "snippet"):
             table.add_column(col)
         for h in search(catalog, "default", query, limit=5):
-            table.add_row(f"{h.score:.2f}", h.session_id, h.kind, h.snippet)
+            table.add_row(f"{h.score:.2f}", h.session_id, h.kind, _highlighted(h))
         out.print(table)
         out.print(f"try: agentlake report session --catalog {catalog}", highlight=False)
 

@@ -3,7 +3,6 @@ scoped to one workspace. Results are Arrow tables; the CLI decides how to show t
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -14,7 +13,7 @@ import duckdb
 import pyarrow as pa
 
 from agentlake import sql
-from agentlake.load.catalog import load_fts, open_for_read
+from agentlake.load.catalog import open_for_read
 
 from .errors import ConfigurationError
 
@@ -70,69 +69,6 @@ def report(catalog: Path, workspace: str, kind: ReportKind, flt: ReportFilter) -
 def period_report(catalog: Path, workspace: str, period: Period, flt: ReportFilter) -> pa.Table:
     """Usage per period (in ``flt.tz``) and model."""
     return report(catalog, workspace, period, flt)
-
-
-@dataclass(frozen=True, slots=True)
-class SearchHit:
-    """One ranked match."""
-
-    session_id: str
-    provider: str
-    kind: str
-    ts: object
-    score: float
-    snippet: str
-    event_id: str
-
-
-def snippet(text: str, terms: list[str], width: int = 80) -> str:
-    """A window of ``text`` around the first matching term, on one line."""
-    lowered = text.lower()
-    positions = [p for p in (lowered.find(t.lower()) for t in terms) if p >= 0]
-    at = min(positions) if positions else 0
-    start = max(0, at - width // 2)
-    piece = text[start : start + width]
-    piece = " ".join(piece.split())
-    return ("…" if start else "") + piece + ("…" if start + width < len(text) else "")
-
-
-def search(
-    catalog: Path,
-    workspace: str,
-    query: str,
-    *,
-    limit: int = 20,
-    provider: str | None = None,
-    kind: str | None = None,
-) -> list[SearchHit]:
-    """Events matching ``query`` ranked by BM25."""
-    if not query.strip():
-        raise ConfigurationError("empty search query")
-    with open_for_read(catalog) as con:
-        if not load_fts(con):
-            raise ConfigurationError(
-                "the DuckDB fts extension is not available: install the "
-                "duckdb-extension-fts wheel for this platform"
-            )
-        try:
-            rows = con.execute(
-                sql.query("search"),
-                {
-                    "query": query,
-                    "workspace": workspace,
-                    "provider": provider,
-                    "kind": kind,
-                    "limit": limit,
-                    "tz": "UTC",
-                },
-            ).fetchall()
-        except duckdb.CatalogException:
-            return []  # no index yet: nothing imported with text
-    terms = re.findall(r"\w+", query)
-    return [
-        SearchHit(r[2], r[1], r[4], r[3], float(r[6]), snippet(r[5] or "", terms), r[0])
-        for r in rows
-    ]
 
 
 def scoped_sql(catalog: Path, workspace: str, statement: str) -> pa.Table:

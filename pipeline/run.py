@@ -181,9 +181,9 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
         finally:
             if extractor is not None:
                 extractor.close()
-        if options.build_index and any(s.events for s in result.sources):
+        if options.build_index:
             reporter.phase("index")
-            result.index_seconds = writer.rebuild_search_index()
+            result.index_seconds = writer.compact_search_index()
         result.seconds = time.perf_counter() - started
         result.peak_rss_bytes = peak_rss_bytes()
         detail: dict[str, Any] = {

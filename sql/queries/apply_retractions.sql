@@ -1,8 +1,16 @@
 -- Withdraw every event and call of the messages in `batch_retractions` (provider,
 -- session_id, native_id): a rewind, or a message whose later copy replaces it.
--- `recompute_sessions` runs next. Parameters: $workspace
+-- `search_index_remove` (over `gone_events`) and `recompute_sessions` run next.
+-- Parameters: $workspace
 CREATE OR REPLACE TEMP TABLE touched AS
 SELECT DISTINCT provider, session_id FROM batch_retractions;
+
+CREATE OR REPLACE TEMP TABLE gone_events AS
+SELECT e.event_id FROM events e
+WHERE e.workspace = $workspace
+  AND EXISTS (SELECT 1 FROM batch_retractions r
+              WHERE r.provider = e.provider AND r.session_id = e.session_id
+                AND r.native_id = e.native_id);
 
 DELETE FROM events e
 WHERE e.workspace = $workspace

@@ -1,9 +1,13 @@
 -- Remove what earlier generations of one source wrote, before it is re-read from byte 0
--- (or a changed document is re-read whole); `recompute_sessions` runs next.
+-- (or a changed document is re-read whole); `search_index_remove` (over `gone_events`)
+-- and `recompute_sessions` run next.
 -- Parameters: $workspace, $source_id
 CREATE OR REPLACE TEMP TABLE touched AS
 SELECT DISTINCT provider, session_id FROM events
 WHERE workspace = $workspace AND source_id = $source_id;
+
+CREATE OR REPLACE TEMP TABLE gone_events AS
+SELECT event_id FROM events WHERE workspace = $workspace AND source_id = $source_id;
 
 DELETE FROM events WHERE workspace = $workspace AND source_id = $source_id;
 DELETE FROM usage WHERE workspace = $workspace AND source_id = $source_id;

@@ -1,0 +1,18 @@
+-- Remove from the index the events listed in temp table `gone_events` (event_id), before
+-- those events are deleted (a withdrawal or a source re-read whole). Parameters: $workspace
+CREATE OR REPLACE TEMP TABLE gone_postings AS
+SELECT p.term, p.tf, p.event_id FROM search_postings p SEMI JOIN gone_events g USING (event_id)
+WHERE p.workspace = $workspace;
+
+UPDATE search_terms t SET df = t.df - g.n
+FROM (SELECT term, count(*) AS n FROM gone_postings GROUP BY term) g
+WHERE t.workspace = $workspace AND t.term = g.term;
+
+UPDATE search_state SET
+    docs = docs - (SELECT count(DISTINCT event_id) FROM gone_postings),
+    total_length = total_length - (SELECT coalesce(sum(tf), 0) FROM gone_postings),
+    postings = postings - (SELECT count(*) FROM gone_postings)
+WHERE workspace = $workspace;
+
+DELETE FROM search_postings p
+WHERE p.workspace = $workspace AND p.event_id IN (SELECT event_id FROM gone_events);

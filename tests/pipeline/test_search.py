@@ -1,0 +1,175 @@
+"""Search over the catalog's own BM25 index: ranking, query language, filters, snippets,
+and index maintenance that is proportional to the new data."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from agentlake.errors import ConfigurationError
+from agentlake.run import ImportOptions, run_import
+from agentlake.search import SearchFilter, parse_query, search
+from tests.conftest import FIXTURES
+
+SID_A = "5d0c8e1e-0000-4000-8000-0000000000a1"
+SID_B = "5d0c8e1e-0000-4000-8000-0000000000b2"
+
+
+def _line(
+    sid: str, n: int, text: str, *, role: str = "user", day: int = 1, cwd: str = "/home/dev/shop"
+) -> bytes:
+    rec = {"type": role, "sessionId": sid, "version": "2.1.40", "cwd": cwd, "uuid": f"{sid[-2:]}-{n}",
+           "timestamp": f"2026-05-0{day}T09:00:{n:02d}.000Z", "message": {"role": role, "content": text}}  # fmt: skip
+    if role == "assistant":
+        rec["message"] = {"role": "assistant", "model": "claude-sonnet-4-5-20250929", "id": f"msg_{sid[-2:]}{n}",
+                          "content": [{"type": "text", "text": text}]}  # fmt: skip
+    return json.dumps(rec).encode() + b"\n"
+
+
+TEXTS_A = [
+    "fix the cache bug in the session loader",
+    "the cache is invalidated on every reload, a cache bug indeed",
+    "unrelated note about the parser",
+    "caching layer works; the bug was in the loader",
+]
+TEXTS_B = [
+    "deploy the health endpoint",
+    "the parser rejects unicode input",
+]
+
+
+def _home(tmp: Path) -> Path:
+    project = tmp / "home" / ".claude" / "projects"
+    (project / "-home-dev-shop").mkdir(parents=True)
+    (project / "-home-dev-api").mkdir(parents=True)
+    a = b"".join(
+        _line(SID_A, i, t, role="user" if i % 2 == 0 else "assistant")
+        for i, t in enumerate(TEXTS_A)
+    )
+    b = b"".join(_line(SID_B, i, t, day=2, cwd="/home/dev/api") for i, t in enumerate(TEXTS_B))
+    (project / "-home-dev-shop" / f"{SID_A}.jsonl").write_bytes(a)
+    (project / "-home-dev-api" / f"{SID_B}.jsonl").write_bytes(b)
+    return tmp / "home"
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Path:
+    catalog = tmp_path / "c.duckdb"
+    run_import(ImportOptions(catalog=catalog, workspace="default", home=_home(tmp_path), env={}))
+    return catalog
+
+
+def _texts(catalog: Path, query: str, **flt: object) -> list[str]:
+    hits = search(catalog, "default", query, flt=SearchFilter(**flt))  # type: ignore[arg-type]
+    return [h.snippet for h in hits]
+
+
+def test_words_are_anded_and_ranked_by_bm25(catalog: Path) -> None:
+    texts = _texts(catalog, "cache bug")
+    # the event saying "cache" twice in a short text ranks first; "caching" stems alike
+    assert texts[0].startswith("the cache is invalidated")
+    assert set(texts) == {TEXTS_A[0], TEXTS_A[1], TEXTS_A[3]}
+    hits = search(catalog, "default", "cache bug")
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_or_not_phrase_and_prefix(catalog: Path) -> None:
+    assert set(_texts(catalog, "health OR unicode")) == {TEXTS_B[0], TEXTS_B[1]}
+    assert set(_texts(catalog, "parser -unicode")) == {TEXTS_A[2]}
+    assert set(_texts(catalog, "parser NOT unicode")) == {TEXTS_A[2]}
+    assert _texts(catalog, '"cache bug"') == [TEXTS_A[1], TEXTS_A[0]] or set(_texts(catalog, '"cache bug"')) == {
+        TEXTS_A[0], TEXTS_A[1]}  # fmt: skip
+    assert TEXTS_A[3] not in _texts(catalog, '"cache bug"')  # has both words, not the phrase
+    assert set(_texts(catalog, "invalid*")) == {TEXTS_A[1]}
+    assert _texts(catalog, "nonexistentword") == []
+    with pytest.raises(ConfigurationError):
+        parse_query("-only NOT excluded")
+
+
+def test_filters(catalog: Path) -> None:
+    assert set(_texts(catalog, "parser", project="api")) == {TEXTS_B[1]}
+    assert set(_texts(catalog, "parser", session=SID_A[:-1])) == {TEXTS_A[2]}
+    assert set(_texts(catalog, "cache", kind="response")) == {TEXTS_A[1], TEXTS_A[3]}
+    assert set(_texts(catalog, "cache", model="claude-sonnet-4-5-20250929")) == {
+        TEXTS_A[1],
+        TEXTS_A[3],
+    }
+    assert set(_texts(catalog, "parser", provider="codex")) == set()
+    from datetime import date
+
+    assert set(_texts(catalog, "parser", since=date(2026, 5, 2))) == {TEXTS_B[1]}
+    assert set(_texts(catalog, "parser", until=date(2026, 5, 1))) == {TEXTS_A[2]}
+
+
+def test_snippet_highlights_the_match(catalog: Path) -> None:
+    (hit,) = search(catalog, "default", "endpoint")
+    start, end = hit.highlights[0]
+    assert hit.snippet[start:end] == "endpoint"
+
+
+def test_other_workspaces_are_invisible(catalog: Path, tmp_path: Path) -> None:
+    assert search(catalog, "other", "cache") == []
+
+
+def test_an_append_indexes_only_the_new_events(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    catalog = tmp_path / "c.duckdb"
+    run_import(ImportOptions(catalog=catalog, workspace="default", home=home, env={}))
+    con = duckdb.connect(str(catalog), read_only=True)
+    before = con.execute("SELECT count(*), max(rowid) FROM search_postings").fetchone()
+    con.close()
+    assert before is not None
+    path = home / ".claude" / "projects" / "-home-dev-api" / f"{SID_B}.jsonl"
+    with path.open("ab") as fh:
+        fh.write(_line(SID_B, 9, "a brand new zeppelin topic", day=2))
+    result = run_import(ImportOptions(catalog=catalog, workspace="default", home=home, env={}))
+    assert result.index_seconds is None  # no compaction, no rebuild
+    con = duckdb.connect(str(catalog), read_only=True)
+    after = con.execute("SELECT count(*) FROM search_postings").fetchone()
+    added = con.execute(
+        "SELECT list(term ORDER BY term) FROM search_postings WHERE rowid > ?", [before[1]]
+    ).fetchone()
+    con.close()
+    assert added is not None and added[0] == ["brand", "new", "topic", "zeppelin"]
+    assert after == (before[0] + 4,)
+    assert _texts(catalog, "zeppelin") == ["a brand new zeppelin topic"]
+
+
+def test_withdrawn_messages_leave_the_index(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(FIXTURES / "gemini" / "rewind", home)
+    catalog = tmp_path / "c.duckdb"
+    run_import(ImportOptions(catalog=catalog, workspace="default", home=home, env={}))
+    con = duckdb.connect(str(catalog), read_only=True)
+    orphans = con.execute(
+        "SELECT count(*) FROM search_postings p ANTI JOIN events e USING (event_id)"
+    ).fetchone()
+    docs = con.execute("SELECT docs FROM search_state").fetchone()
+    indexed = con.execute("SELECT count(DISTINCT event_id) FROM search_postings").fetchone()
+    df_ok = con.execute(
+        "SELECT bool_and(t.df = c.n) FROM search_terms t JOIN "
+        "(SELECT workspace, term, count(*) n FROM search_postings GROUP BY ALL) c USING (workspace, term)"
+    ).fetchone()
+    con.close()
+    assert orphans == (0,)
+    assert docs == indexed
+    assert df_ok == (True,)
+
+
+def test_compaction_sorts_postings_and_keeps_results(catalog: Path) -> None:
+    from agentlake.load.catalog import open_for_write
+    from agentlake.load.load import CatalogWriter
+
+    before = [
+        (h.event_id, round(h.score, 9)) for h in search(catalog, "default", "cache OR parser")
+    ]
+    with open_for_write(catalog) as con:
+        assert CatalogWriter(con, "default").compact_search_index(min_tail=0) is not None
+        state = con.execute("SELECT postings = sorted_postings FROM search_state").fetchone()
+    assert state == (True,)
+    after = [(h.event_id, round(h.score, 9)) for h in search(catalog, "default", "cache OR parser")]
+    assert after == before
