@@ -168,7 +168,9 @@ def _terms(con: duckdb.DuckDBPyConnection, workspace: str, atom: Atom, stemming:
         return [r[0] for r in rows]
     if not stemming:
         return words
-    stems = con.execute("SELECT list_transform($w, x -> stem(x, 'porter'))", {"w": words}).fetchone()
+    stems = con.execute(
+        "SELECT list_transform($w, x -> stem(x, 'porter'))", {"w": words}
+    ).fetchone()
     return list(stems[0]) if stems else words
 
 
@@ -233,30 +235,39 @@ m AS (
     WHERE p.workspace = $ws AND p.term IN (SELECT term FROM q)
 ),
 scored AS (
-    SELECT m.event_id, count(DISTINCT m.clause) AS clauses,
+    SELECT m.event_id,
            sum(ln(1 + (st.n - m.df + 0.5) / (m.df + 0.5))
                * m.tf * ($k1 + 1) / (m.tf + $k1 * (1 - $b + $b * m.dl / st.avgdl))) AS score
     FROM m, st
     GROUP BY m.event_id
     HAVING count(DISTINCT m.clause) = $nclauses
+       AND NOT EXISTS (
+           SELECT 1 FROM search_postings x
+           WHERE x.workspace = $ws AND x.event_id = m.event_id
+             AND x.term IN (SELECT unnest($excluded)))
+),
+-- Filters read only the small columns of the matching events; the text of the
+-- winners alone is fetched at the end.
+ranked AS (
+    SELECT s.event_id, s.score
+    FROM scored s
+    JOIN events e ON e.workspace = $ws AND e.event_id = s.event_id
+    WHERE ($provider IS NULL OR e.provider = $provider)
+      AND ($kind IS NULL OR e.kind = $kind)
+      AND ($model IS NULL OR e.model = $model)
+      AND ($session IS NULL OR starts_with(e.session_id, $session))
+      AND ($since IS NULL OR e.ts >= $since::TIMESTAMP AT TIME ZONE 'UTC')
+      AND ($until IS NULL OR e.ts < $until::TIMESTAMP AT TIME ZONE 'UTC')
+      AND ($project IS NULL OR EXISTS (
+            SELECT 1 FROM sessions x
+            WHERE x.workspace = $ws AND x.provider = e.provider AND x.session_id = e.session_id
+              AND contains(lower(x.project_path), lower($project))))
+      /* phrases */
+    ORDER BY s.score DESC, s.event_id
+    LIMIT $limit OFFSET $offset
 )
-SELECT e.event_id, e.provider, e.session_id, timezone('UTC', e.ts) AS ts, e.kind, e.text, s.score
-FROM scored s
-JOIN events e ON e.workspace = $ws AND e.event_id = s.event_id
-WHERE ($provider IS NULL OR e.provider = $provider)
-  AND ($kind IS NULL OR e.kind = $kind)
-  AND ($model IS NULL OR e.model = $model)
-  AND ($session IS NULL OR starts_with(e.session_id, $session))
-  AND ($since IS NULL OR e.ts >= $since::TIMESTAMP AT TIME ZONE 'UTC')
-  AND ($until IS NULL OR e.ts < $until::TIMESTAMP AT TIME ZONE 'UTC')
-  AND ($project IS NULL OR EXISTS (
-        SELECT 1 FROM sessions x
-        WHERE x.workspace = $ws AND x.provider = e.provider AND x.session_id = e.session_id
-          AND contains(lower(x.project_path), lower($project))))
-  AND NOT EXISTS (
-        SELECT 1 FROM search_postings x
-        WHERE x.workspace = $ws AND x.event_id = s.event_id AND x.term IN (SELECT unnest($excluded)))
-  /* phrases */
-ORDER BY s.score DESC, e.event_id
-LIMIT $limit OFFSET $offset
+SELECT e.event_id, e.provider, e.session_id, timezone('UTC', e.ts) AS ts, e.kind, e.text, r.score
+FROM ranked r
+JOIN events e ON e.workspace = $ws AND e.event_id = r.event_id
+ORDER BY r.score DESC, r.event_id
 """
