@@ -198,6 +198,28 @@ class CatalogWriter:
         run_script(self.con, sql.query("recompute_sessions"), {"workspace": self.workspace})
 
     # -- publish --------------------------------------------------------------------
+    def rebuild_search_index(self) -> float:
+        """Index every event of the workspace again from scratch (repairs an index that
+        lost or kept rows it should not have); one transaction. Returns the seconds."""
+        started = time.perf_counter()
+        con, params = self.con, {"workspace": self.workspace}
+        con.execute("BEGIN")
+        try:
+            for table in ("search_postings", "search_terms", "search_state"):
+                con.execute(f"DELETE FROM {table} WHERE workspace = $workspace", params)
+            con.execute(
+                "CREATE OR REPLACE TEMP TABLE new_events AS "
+                "SELECT event_id, text FROM events WHERE workspace = $workspace AND text IS NOT NULL",
+                params,
+            )
+            run_script(con, self._index_add, params)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        self.compact_search_index(min_tail=0)
+        return time.perf_counter() - started
+
     def compact_search_index(self, *, min_tail: int = COMPACT_MIN_TAIL) -> float | None:
         """Fold the unsorted tail of the search postings into their sorted part when it
         has grown past a quarter of them (and ``min_tail``): amortized O(1) per posting.
@@ -207,7 +229,7 @@ class CatalogWriter:
         ).fetchone()
         postings, done = (int(row[0] or 0), int(row[1] or 0)) if row else (0, 0)
         tail = postings - done
-        if tail < min_tail or tail * 4 < postings:
+        if tail <= 0 or tail < min_tail or (min_tail and tail * 4 < postings):
             return None
         started = time.perf_counter()
         self.con.execute("BEGIN")

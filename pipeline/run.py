@@ -51,6 +51,7 @@ class ImportOptions:
     limits: ExtractLimits = field(default_factory=ExtractLimits)
     build_index: bool = True
     workers: int = 0  # extraction processes (0: extract in this process)
+    reindex: bool = False  # rebuild the search index of the workspace from its events
 
 
 @dataclass(slots=True)
@@ -181,7 +182,10 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
         finally:
             if extractor is not None:
                 extractor.close()
-        if options.build_index:
+        if options.reindex:
+            reporter.phase("index")
+            result.index_seconds = writer.rebuild_search_index()
+        elif options.build_index:
             reporter.phase("index")
             result.index_seconds = writer.compact_search_index()
         result.seconds = time.perf_counter() - started

@@ -173,3 +173,23 @@ def test_compaction_sorts_postings_and_keeps_results(catalog: Path) -> None:
     assert state == (True,)
     after = [(h.event_id, round(h.score, 9)) for h in search(catalog, "default", "cache OR parser")]
     assert after == before
+
+
+def test_reindex_rebuilds_an_index_that_lost_rows(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    catalog = tmp_path / "c.duckdb"
+    run_import(ImportOptions(catalog=catalog, workspace="default", home=home, env={}))
+    expected = [
+        (h.event_id, round(h.score, 9)) for h in search(catalog, "default", "cache OR parser")
+    ]
+    con = duckdb.connect(str(catalog))
+    con.execute("DELETE FROM search_postings WHERE term = 'parser'")
+    con.close()
+    assert len(search(catalog, "default", "cache OR parser")) < len(expected)
+    result = run_import(
+        ImportOptions(catalog=catalog, workspace="default", home=home, env={}, reindex=True)
+    )
+    assert result.index_seconds is not None
+    assert [
+        (h.event_id, round(h.score, 9)) for h in search(catalog, "default", "cache OR parser")
+    ] == expected
