@@ -158,3 +158,36 @@ def walk_root(root: Root, formats: Sequence[OwnedFormat]) -> Iterator[SourceFile
             yield SourceFile(
                 root.provider, path, base, fmt.position_kind, fmt.name, device, inode, size, mtime
             )
+
+
+def walk_unowned(root: Root, formats: Sequence[OwnedFormat]) -> Iterator[Path]:
+    """Yield every file under ``root`` that none of ``formats`` owns (the look-alikes
+    discovery skips), in sorted path order, within the root's depth bound; symlinked
+    directories are not entered and no file is opened."""
+    base = root.path
+    if not base.is_dir():
+        return
+    if root.formats is not None:
+        formats = [f for f in formats if f.name in root.formats]
+    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+        here = Path(dirpath)
+        if root.max_depth is not None and len(here.relative_to(base).parts) + 1 >= root.max_depth:
+            dirnames.clear()
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = here / name
+            if not any(f.owns(path.relative_to(base)) for f in formats):
+                yield path
+
+
+HEAD_BYTES = 64 * 1024
+
+
+def head_mentions(path: Path, needle: bytes, limit: int = HEAD_BYTES) -> bool:
+    """Whether the first ``limit`` bytes of ``path`` contain ``needle`` (the file is
+    opened read-only; a file that cannot be read mentions nothing)."""
+    try:
+        with path.open("rb") as fh:
+            return needle in fh.read(limit)
+    except OSError:
+        return False

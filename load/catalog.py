@@ -11,6 +11,7 @@ import fcntl
 import importlib.util
 import os
 import re
+import secrets
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -123,7 +124,8 @@ def migrate(con: duckdb.DuckDBPyConnection, path: Path) -> None:
         if current is not None and version <= current:
             continue
         con.execute("BEGIN")
-        run_script(con, text, {})
+        # A migration may seed per-catalog random values ($random_secret).
+        run_script(con, text, {"random_secret": secrets.token_hex(32)})
         con.execute("INSERT INTO schema_version (version, name) VALUES (?, ?)", [version, name])
         con.execute("COMMIT")
 

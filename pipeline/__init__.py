@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .queries import Period
     from .run import ImportResult
     from .search import SearchHit
+    from .sessions import SessionDetail, SessionPage
 
 
 class Lake:
@@ -56,6 +57,21 @@ class Lake:
         from .search import search
 
         return search(self.catalog, self.workspace, query, limit=limit)
+
+    def sessions(self, **filters: Any) -> SessionPage:
+        """One page of sessions, newest first (filters and ``cursor`` as in
+        :func:`agentlake.sessions.list_sessions`)."""
+        from .sessions import list_sessions
+
+        return list_sessions(self.catalog, self.workspace, **filters)
+
+    def session(self, session_id: str, *, full: bool = False) -> SessionDetail:
+        """One session by id or unique prefix; its timeline bounded unless ``full``."""
+        from .sessions import DEFAULT_BOUNDS, show_session
+
+        return show_session(
+            self.catalog, self.workspace, session_id, bounds=None if full else DEFAULT_BOUNDS
+        )
 
     def sql(self, statement: str) -> pa.Table:
         """Read-only SQL with every table scoped to this workspace."""

@@ -309,6 +309,10 @@ def import_(
     wait: Annotated[
         bool, typer.Option("--wait", help="Wait for another import to finish instead of failing.")
     ] = False,
+    reindex: Annotated[
+        bool,
+        typer.Option("--reindex", help="Rebuild the workspace's search index from its events."),
+    ] = False,
     catalog: CatalogOpt = None,
     workspace: WorkspaceOpt = None,
     json: JsonOpt = False,
@@ -329,6 +333,7 @@ def import_(
             restart_drifted=restart_drifted,
             memory_limit=memory_limit,
             wait=wait,
+            reindex=reindex,
         )
         if dry_run:
             plan = plan_import(options)
@@ -607,10 +612,121 @@ def demo(
     _guard(debug, action)
 
 
-# (sessions commands)
+sessions_app = typer.Typer(no_args_is_help=True, help="List sessions and show one.")
+app.add_typer(sessions_app, name="sessions")
 
 
-# (doctor command)
+@sessions_app.command("list")
+def sessions_list(
+    provider: ProviderOpt = None,
+    project: Annotated[
+        str | None, typer.Option("--project", help="Substring of the project path.")
+    ] = None,
+    since: Annotated[
+        datetime | None,
+        typer.Option(
+            "--since",
+            formats=["%Y-%m-%d", "%Y%m%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M"],
+            help="Updated at or after this day or time (UTC).",
+        ),
+    ] = None,
+    max_age: Annotated[
+        str | None, typer.Option("--max-age", help="Updated within this long: 30m, 12h, 7d, 2w.")
+    ] = None,
+    text: Annotated[
+        str | None,
+        typer.Option("--text", help="Case-insensitive substring of the title or first prompt."),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=500, help="Rows per page.")] = 25,
+    cursor: Annotated[
+        str | None, typer.Option("--cursor", help="Next page of a listing (same filters).")
+    ] = None,
+    catalog: CatalogOpt = None,
+    workspace: WorkspaceOpt = None,
+    json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Sessions, newest first; page with --cursor (pages stay stable while imports run)."""
+    from .sessions import list_sessions
+    from .sessions_view import render_page
+
+    def action() -> None:
+        page = list_sessions(
+            _catalog(catalog), _workspace(workspace), provider=provider, project=project,
+            since=since, max_age=max_age, text=text, limit=limit, cursor=cursor,
+        )  # fmt: skip
+        _print_json(page.to_dict()) if json else render_page(out, page)
+
+    _guard(debug, action)
+
+
+@sessions_app.command("show")
+def sessions_show(
+    session_id: Annotated[
+        str, typer.Argument(help="Session id, or a unique prefix of at least 4 characters.")
+    ],
+    full: Annotated[
+        bool, typer.Option("--full", help="Every event, without bounds (streamed).")
+    ] = False,
+    catalog: CatalogOpt = None,
+    workspace: WorkspaceOpt = None,
+    json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """One session: metadata, tokens by model, and its timeline (the newest 1,000 prompts,
+    2,000 responses and 2,000 tool events within 2 MiB / 1 MiB of text unless --full)."""
+    from .sessions import DEFAULT_BOUNDS, show_session
+    from .sessions_view import render_detail, write_detail_json
+
+    def action() -> None:
+        detail = show_session(
+            _catalog(catalog), _workspace(workspace), session_id,
+            bounds=None if full else DEFAULT_BOUNDS,
+        )  # fmt: skip
+        write_detail_json(sys.stdout.write, detail) if json else render_detail(out, detail)
+
+    _guard(debug, action)
+
+
+@app.command()
+def doctor(
+    session_id: Annotated[
+        str | None,
+        typer.Argument(
+            help="Explain why this session (full id or unique prefix) is or is not in the catalog."
+        ),
+    ] = None,
+    home: HomeOpt = None,
+    provider: ProviderOpt = None,
+    catalog: CatalogOpt = None,
+    workspace: WorkspaceOpt = None,
+    json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Why is a session missing? Roots, environment, continuity, refusals, rejects, imports
+    and catalog integrity. Exit 0 healthy, 1 needs attention, 4 no catalog; with SESSION_ID:
+    0 in this workspace, 1 in it with a refused source, 2 ambiguous prefix, 4 not in it."""
+    from .doctor import diagnose, explain_session
+    from .doctor_view import render_report, render_session
+
+    def action() -> int:
+        root = (home or default_home()).expanduser()
+        names = tuple(provider or ())
+        if session_id is not None:
+            diagnosis = explain_session(
+                _catalog(catalog), _workspace(workspace), session_id,
+                home=root, env=dict(os.environ), providers=names,
+            )  # fmt: skip
+            _print_json(diagnosis.to_json()) if json else render_session(out, diagnosis)
+            return diagnosis.exit_code
+        report = diagnose(
+            _catalog(catalog), _workspace(workspace), home=root, env=dict(os.environ),
+            providers=names,
+        )  # fmt: skip
+        _print_json(report.to_json()) if json else render_report(out, report)
+        return report.exit_code
+
+    raise typer.Exit(_guard(debug, action))
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -41,6 +41,12 @@ _CODES: Final = {
 }
 
 
+def refusal_code(continuity: str | None) -> str | None:
+    """The refusal code of a refusing continuity outcome (``truncated`` →
+    ``SOURCE_TRUNCATED``…), ``None`` for the others."""
+    return _CODES.get(continuity) if continuity else None
+
+
 @dataclass(frozen=True, slots=True)
 class PlannedSource:
     """One source × its continuity decision × the byte range to read."""
@@ -62,7 +68,7 @@ class PlannedSource:
     @property
     def code(self) -> str | None:
         """The refusal code (``SOURCE_TRUNCATED``…) when refused."""
-        return _CODES.get(self.continuity) if self.action == "refuse" else None
+        return refusal_code(self.continuity) if self.action == "refuse" else None
 
     @property
     def pending_bytes(self) -> int:

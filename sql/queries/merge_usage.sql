@@ -56,3 +56,31 @@ SELECT call_id, $workspace, provider, session_id, message_id, request_id, is_sid
        input_tokens, cache_write_tokens, cache_write_1h_tokens, cache_read_tokens, output_tokens,
        reasoning_tokens, total_tokens, source_id, source_offset, import_id, merge_rank, native_id
 FROM usage_winners WHERE NOT existing;
+
+-- Session token totals follow the winners: + calls inserted, − existing calls removed.
+-- A session whose total changes keeps its previous values in `session_versions`.
+CREATE OR REPLACE TEMP TABLE session_token_delta AS
+SELECT provider, session_id, sum(delta)::BIGINT AS delta
+FROM (
+    SELECT provider, session_id, total_tokens AS delta FROM usage_winners WHERE NOT existing
+    UNION ALL
+    SELECT c.provider, c.session_id, -c.total_tokens AS delta
+    FROM usage_candidates c
+    WHERE c.existing
+      AND NOT EXISTS (SELECT 1 FROM usage_winners w
+                      WHERE w.existing AND w.call_id = c.call_id AND w.source_id = c.source_id
+                        AND w.source_offset = c.source_offset)
+)
+GROUP BY ALL
+HAVING sum(delta) <> 0;
+
+INSERT INTO session_versions BY NAME
+SELECT s.*, $import_id AS superseded_by
+FROM sessions s
+WHERE s.workspace = $workspace AND s.last_import_id < $import_id
+  AND (s.provider, s.session_id) IN (SELECT provider, session_id FROM session_token_delta);
+
+UPDATE sessions s
+SET total_tokens = s.total_tokens + d.delta, last_import_id = $import_id
+FROM session_token_delta d
+WHERE s.workspace = $workspace AND s.provider = d.provider AND s.session_id = d.session_id;

@@ -1,0 +1,724 @@
+"""Session listing with stable cursors, and a bounded view of one session.
+
+**Listing.** :func:`list_sessions` returns sessions newest first (update time, then
+provider and session id, ascending, for ties) with keyset pagination. The first page
+fixes a *snapshot*: the workspace's newest import at that moment. Later pages show the
+sessions as of that snapshot — sessions created since are left out, and a session an
+import changed since (new events, new title, new token total) keeps its position and
+values of the snapshot (``session_versions``, see ``sql/005_session_snapshots.sql``) —
+so paging through a listing neither skips nor repeats a session while imports run
+between pages. The cursor is signed with the catalog's secret and bound to the
+workspace, the filters and the ordering (:mod:`agentlake.cursors`).
+
+Pages come from SQL (``sql/queries/sessions_list.sql``). Given an open *read-only*
+connection, whose catalog cannot change while it is open (DuckDB's file lock keeps
+writers out), the listing of its snapshot is read once and later pages and filters are
+picked from it with polars — the same rows in the same order, without a query per page.
+
+**Detail.** :func:`show_session` resolves a full id or a unique prefix and returns the
+session's metadata, its token totals by model, and its timeline (ts, then seq). By
+default the timeline is bounded (:class:`TimelineBounds`): the newest events are kept
+first, and :class:`TimelineCut` says exactly how many events and bytes were left out of
+each bucket. ``bounds=None`` streams every event in chunks instead.
+
+JSON shapes (``agentlake sessions … --json``; stable, new keys may be added)::
+
+    sessions list → {"sessions": [SESSION, …], "next_cursor": str | null}
+    SESSION = {"session_id", "provider", "parent_session_id", "project_path", "title",
+               "first_prompt", "preview", "model", "started_at", "updated_at",
+               "prompts", "events", "tool_calls", "total_tokens"}
+
+    sessions show → {
+      "session":  SESSION + {"git_branch", "cli_version", "lifecycle", "archived"},
+      "parent":   {"session_id", "title", "known"} | null,
+      "children": [{"session_id", "title", "started_at", "updated_at"}, …],
+      "tokens":   [{"model", "calls", "input_tokens", "cache_write_tokens",
+                    "cache_write_1h_tokens", "cache_read_tokens", "output_tokens",
+                    "reasoning_tokens", "total_tokens"}, …],
+      "bounds":   {"max_prompts", "max_responses", "max_tool_events",
+                   "message_bytes", "tool_bytes"} | null,          (null with --full)
+      "cut":      {"prompts" | "responses" | "tools":
+                     {"items", "kept", "omitted", "truncated",
+                      "bytes", "shown_bytes", "omitted_bytes"}} | null,
+      "timeline": [{"ts", "seq", "kind", "role", "model", "tool_name", "tool_call_id",
+                    "is_error", "is_sidechain", "text", "tool_input", "bytes",
+                    "shown_bytes", "truncated", "event_id"}, …]   (time order)
+    }
+
+Times are ISO 8601 in UTC. ``tool_input`` is the call's input as JSON text (a prefix of
+it when ``truncated``); ``bytes`` is an event's UTF-8 size of text plus tool input and
+``shown_bytes`` what the view carries of it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import weakref
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, fields
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import duckdb
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from agentlake import sql
+from agentlake.load.catalog import open_for_read
+
+from . import cursors
+from .errors import ConfigurationError, NotFoundError
+
+CatalogRef = Path | duckdb.DuckDBPyConnection
+Bucket = Literal["prompts", "responses", "tools"]
+
+DEFAULT_LIMIT: Final = 25
+MAX_LIMIT: Final = 500
+MIN_PREFIX: Final = 4
+ORDER: Final = "updated_at desc, provider, session_id"
+_NULL_KEY: Final = -9223372036854775807  # order key of a session without an update time
+_CANDIDATES: Final = 5
+_TEXT_COLUMNS: Final = ("title", "first_prompt", "preview")
+PIN_LIMIT: Final = 100_000  # sessions a read-only connection keeps in memory per workspace
+_AGE: Final = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+_AGE_UNITS: Final = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_BUCKETS: Final[tuple[Bucket, ...]] = ("prompts", "responses", "tools")
+
+LISTED_COLUMNS: Final = (
+    "session_id", "provider", "parent_session_id", "project_path", "title", "first_prompt",
+    "preview", "model", "started_at", "updated_at", "prompts", "events", "tool_calls",
+    "total_tokens",
+)  # fmt: skip
+TIMELINE_COLUMNS: Final = (
+    "ts", "seq", "kind", "role", "model", "tool_name", "tool_call_id", "is_error",
+    "is_sidechain", "text", "tool_input", "bytes", "shown_bytes", "truncated", "event_id",
+)  # fmt: skip
+
+
+# -- values ------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class SessionPage:
+    """One page of a listing: ``sessions`` (columns :data:`LISTED_COLUMNS`, newest
+    first), the cursor of the next page (``None`` on the last one) and the snapshot (the
+    import id) every page of this listing shows."""
+
+    sessions: pa.Table
+    next_cursor: str | None
+    snapshot: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The documented JSON shape of ``sessions list``."""
+        return {"sessions": self.sessions.to_pylist(), "next_cursor": self.next_cursor}
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """A session's metadata (the ``sessions`` row)."""
+
+    session_id: str
+    provider: str
+    parent_session_id: str | None
+    project_path: str | None
+    title: str | None
+    first_prompt: str | None
+    preview: str | None
+    model: str | None
+    started_at: datetime | None
+    updated_at: datetime | None
+    prompts: int
+    events: int
+    tool_calls: int
+    total_tokens: int
+    git_branch: str | None
+    cli_version: str | None
+    lifecycle: str
+    archived: bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRef:
+    """Another session named by this one (its parent or a child)."""
+
+    session_id: str
+    title: str | None
+    started_at: datetime | None = None
+    updated_at: datetime | None = None
+    known: bool = True  # False: a parent id the catalog has no session for
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineBounds:
+    """How much of a session a bounded view shows: the newest events of each bucket up
+    to its count, then text budgets (UTF-8 bytes) shared by prompts and responses, and
+    by tool events (calls' inputs and results' text)."""
+
+    max_prompts: int = 1_000
+    max_responses: int = 2_000
+    max_tool_events: int = 2_000
+    message_bytes: int = 2 * 1024 * 1024
+    tool_bytes: int = 1024 * 1024
+
+    def __post_init__(self) -> None:
+        if min(asdict(self).values()) < 0:
+            raise ConfigurationError("timeline bounds must not be negative")
+
+
+@dataclass(frozen=True, slots=True)
+class BucketCut:
+    """What a bounded view kept of one bucket (events and their UTF-8 bytes)."""
+
+    items: int = 0
+    kept: int = 0
+    omitted: int = 0
+    truncated: int = 0
+    bytes: int = 0
+    shown_bytes: int = 0
+    omitted_bytes: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineCut:
+    """What a bounded view left out, per bucket: ``prompts`` (prompt events),
+    ``responses`` (responses, reasoning, summaries, system events) and ``tools``
+    (tool calls and results). Cut events are always the oldest of their bucket."""
+
+    prompts: BucketCut = field(default_factory=BucketCut)
+    responses: BucketCut = field(default_factory=BucketCut)
+    tools: BucketCut = field(default_factory=BucketCut)
+
+    @property
+    def anything(self) -> bool:
+        """Whether any event or byte was left out."""
+        return any(b.omitted or b.truncated for b in (self.prompts, self.responses, self.tools))
+
+
+class TimelineStream:
+    """Every event of one session in time order, read in chunks of ``chunk_rows`` each
+    time it is iterated (from a fresh read of the catalog, or from the connection given;
+    do not run other statements on that connection while iterating)."""
+
+    def __init__(
+        self,
+        catalog: CatalogRef,
+        workspace: str,
+        provider: str,
+        session_id: str,
+        *,
+        chunk_rows: int = 10_000,
+    ) -> None:
+        self.catalog = catalog
+        self.params = {"workspace": workspace, "provider": provider, "session_id": session_id}
+        self.chunk_rows = chunk_rows
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        with _connection(self.catalog) as con:
+            con.execute(sql.query("sessions_timeline_full"), self.params)
+            reader = con.to_arrow_reader(self.chunk_rows)
+            schema = _utc_schema(reader.schema)
+            for batch in reader:
+                yield batch.cast(schema)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionDetail:
+    """One session: metadata, parent and children, token totals by model, and its
+    timeline — a table (bounded view; ``cut`` says what was left out) or a
+    :class:`TimelineStream` (``bounds`` is ``None``: everything)."""
+
+    session: SessionInfo
+    parent: SessionRef | None
+    children: tuple[SessionRef, ...]
+    tokens: pa.Table
+    timeline: pa.Table | TimelineStream
+    bounds: TimelineBounds | None
+    cut: TimelineCut | None
+
+    def header(self) -> dict[str, Any]:
+        """The documented JSON shape of ``sessions show`` without ``timeline``."""
+        return {
+            "session": asdict(self.session),
+            "parent": None
+            if self.parent is None
+            else {
+                "session_id": self.parent.session_id,
+                "title": self.parent.title,
+                "known": self.parent.known,
+            },
+            "children": [
+                {
+                    "session_id": c.session_id,
+                    "title": c.title,
+                    "started_at": c.started_at,
+                    "updated_at": c.updated_at,
+                }
+                for c in self.children
+            ],
+            "tokens": self.tokens.to_pylist(),
+            "bounds": None if self.bounds is None else asdict(self.bounds),
+            "cut": None if self.cut is None else asdict(self.cut),
+        }
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        """The timeline in chunks (columns :data:`TIMELINE_COLUMNS`)."""
+        if isinstance(self.timeline, pa.Table):
+            yield from self.timeline.to_batches()
+        else:
+            yield from self.timeline
+
+
+DEFAULT_BOUNDS: Final = TimelineBounds()
+
+
+# -- listing -----------------------------------------------------------------------------
+def parse_age(text: str) -> timedelta:
+    """``30m``, ``12h``, ``7d``, ``2w`` (or ``45s``) as a positive duration."""
+    match = _AGE.match(text)
+    if not match or int(match.group(1)) == 0:
+        raise ConfigurationError(
+            f"--max-age must be a positive number and a unit such as 30m, 12h, 7d or 2w (got {text!r})"
+        )
+    return timedelta(**{_AGE_UNITS[match.group(2)]: int(match.group(1))})
+
+
+def list_sessions(
+    catalog: CatalogRef,
+    workspace: str,
+    *,
+    provider: str | Sequence[str] | None = None,
+    project: str | None = None,
+    since: date | datetime | None = None,
+    max_age: str | timedelta | None = None,
+    text: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+    cursor: str | None = None,
+    now: datetime | None = None,
+) -> SessionPage:
+    """One page of the workspace's sessions, newest first.
+
+    Filters: ``provider`` (ids or aliases), ``project`` (substring of the project path),
+    ``since`` (updated at or after; a date means 00:00 UTC) or ``max_age`` (updated
+    within this long before ``now``), ``text`` (case-insensitive substring of the title,
+    the first prompt or the provider's preview). ``cursor`` continues a listing made with
+    the same workspace and filters, as of its first page's snapshot; anything else is
+    refused with :class:`ConfigurationError`.
+    """
+    if not 1 <= limit <= MAX_LIMIT:
+        raise ConfigurationError(f"--limit must be between 1 and {MAX_LIMIT} (got {limit})")
+    if since is not None and max_age is not None:
+        raise ConfigurationError("pass --since or --max-age, not both")
+    age = parse_age(max_age) if isinstance(max_age, str) else max_age
+    if age is not None and age <= timedelta(0):
+        raise ConfigurationError("--max-age must be positive")
+    since_at = _utc(since) if since is not None else None
+    providers, project, text = _providers(provider), project or None, text or None
+    filters = {
+        "providers": providers,
+        "project": project,
+        "since": since_at.isoformat() if since_at else None,
+        "max_age": str(max_age) if max_age is not None else None,
+        "text": text,
+    }
+    with _connection(catalog) as con:
+        pin = _pin(con, workspace) if isinstance(catalog, duckdb.DuckDBPyConnection) else None
+        if pin is not None:
+            secret, current = pin.secret, pin.snapshot
+        else:
+            secret, current = _snapshot(con, workspace)
+        if cursor:
+            expect = {
+                "kind": "sessions",
+                "workspace": workspace,
+                "order": ORDER,
+                "filters": filters,
+            }
+            snapshot, bound, after = _cursor_state(cursors.decode(cursor, secret, expect=expect))
+        else:
+            snapshot, after = current, None
+            if age is not None:
+                since_at = (now or datetime.now(UTC)) - age
+            bound = since_at.isoformat() if since_at else None
+        query = _PageQuery(
+            workspace=workspace,
+            snapshot=snapshot,
+            providers=tuple(providers),
+            project=project,
+            since=datetime.fromisoformat(bound) if bound else None,
+            text=text,
+            after=after,
+            limit=limit,
+        )
+        if pin is not None and pin.table is not None and snapshot == pin.snapshot:
+            table = _page_from_pin(pin, query)
+        else:
+            table = _in_utc(
+                con.execute(sql.query("sessions_list"), query.params()).to_arrow_table()
+            )
+    next_cursor = None
+    if table.num_rows > limit:
+        table = table.slice(0, limit)
+        last = table.slice(limit - 1, 1).select(["order_key", "provider", "session_id"])
+        key = last.to_pylist()[0]
+        next_cursor = cursors.encode(
+            {
+                "kind": "sessions",
+                "workspace": workspace,
+                "order": ORDER,
+                "filters": filters,
+                "snapshot": snapshot,
+                "since": bound,
+                "after": [key["order_key"], key["provider"], key["session_id"]],
+            },
+            secret,
+        )
+    return SessionPage(table.select(list(LISTED_COLUMNS)), next_cursor, snapshot)
+
+
+@dataclass(frozen=True, slots=True)
+class _PageQuery:
+    """One page request, filters resolved (``since`` absolute, providers canonical)."""
+
+    workspace: str
+    snapshot: int
+    providers: tuple[str, ...]
+    project: str | None
+    since: datetime | None
+    text: str | None
+    after: tuple[int, str, str] | None
+    limit: int
+
+    def params(self) -> dict[str, Any]:
+        """The parameters of ``sessions_list.sql``."""
+        after = self.after or (None, None, None)
+        return {
+            "workspace": self.workspace, "snapshot": self.snapshot,
+            "providers": list(self.providers), "project": self.project, "since": self.since,
+            "text": self.text, "after_key": after[0], "after_provider": after[1],
+            "after_session": after[2], "limit": self.limit,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class _Pin:
+    """What a read-only connection sees of one workspace. It cannot change while the
+    connection is open — DuckDB's file lock keeps every writer out — so the whole
+    listing of its snapshot (in order, at most :data:`PIN_LIMIT` sessions) is read once;
+    later pages and filters of that snapshot pick their rows from it with polars."""
+
+    secret: str
+    snapshot: int
+    table: pa.Table | None  # the listing in order; None: over PIN_LIMIT (pages from SQL)
+    keys: pl.DataFrame  # per row: position, filter columns, lower-cased searchable text
+    descending: list[int]  # -order_key per row (ascending): a cursor's row by bisection
+
+
+_pins: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[str, _Pin] | None] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _snapshot(con: duckdb.DuckDBPyConnection, workspace: str) -> tuple[str, int]:
+    row = con.execute(sql.query("sessions_snapshot"), {"workspace": workspace}).fetchone()
+    assert row is not None
+    return str(row[0]), int(row[1])
+
+
+def _pin(con: duckdb.DuckDBPyConnection, workspace: str) -> _Pin | None:
+    """The pinned listing of ``workspace`` on ``con`` when ``con`` is read-only."""
+    if con not in _pins:
+        row = con.execute(sql.query("sessions_access_mode")).fetchone()
+        _pins[con] = {} if row is not None and row[0] == "read_only" else None
+    pins = _pins[con]
+    if pins is None:
+        return None
+    if workspace not in pins:
+        secret, snapshot = _snapshot(con, workspace)
+        whole = _PageQuery(workspace, snapshot, (), None, None, None, None, PIN_LIMIT)
+        table = _in_utc(con.execute(sql.query("sessions_list"), whole.params()).to_arrow_table())
+        over = table.num_rows > PIN_LIMIT  # too many to keep: every page comes from SQL
+        if over:
+            table = table.slice(0, 0)
+        keys = (
+            pl.DataFrame(table)
+            .with_row_index("position")
+            .select(
+                "position", "order_key", "provider", "session_id", "project_path", "updated_at",
+                pl.concat_str(_TEXT_COLUMNS, separator="\x00", ignore_nulls=True)
+                .str.to_lowercase()
+                .alias("text"),
+            )
+        )  # fmt: skip
+        pins[workspace] = _Pin(
+            secret,
+            snapshot,
+            None if over else table,
+            keys,
+            (-keys.get_column("order_key")).to_list(),
+        )
+    return pins[workspace]
+
+
+def _page_from_pin(pin: _Pin, query: _PageQuery) -> pa.Table:
+    """The rows ``sessions_list.sql`` returns for ``query``, taken from the pinned listing
+    (same order and filters; text matched case-insensitively by Unicode lower case)."""
+    assert pin.table is not None
+    start = 0 if query.after is None else _position_after(pin, query.after)
+    where: list[pl.Expr] = []
+    if query.providers:
+        where.append(pl.col("provider").is_in(list(query.providers)))
+    if query.project is not None:
+        where.append(pl.col("project_path").str.contains(query.project, literal=True))
+    if query.since is not None:
+        where.append(pl.col("updated_at") >= query.since)
+    if query.text is not None:
+        # Matches never span two fields: a NUL joins them and never occurs in text.
+        needle = str(pl.Series([query.text]).str.to_lowercase()[0])
+        where.append(pl.col("text").str.contains(needle, literal=True) & ("\x00" not in needle))
+    if not where:
+        return pin.table.slice(start, query.limit + 1)
+    keys = pin.keys.slice(start)
+    match = keys.select(pl.all_horizontal(where).fill_null(False)).to_series()
+    positions = keys.get_column("position").filter(match).head(query.limit + 1)
+    return pin.table.take(positions.to_arrow())
+
+
+def _position_after(pin: _Pin, after: tuple[int, str, str]) -> int:
+    """The position just after the row ``after`` (order key, provider, session id) in
+    the pinned order: bisect on the order key, then step over its ties."""
+    assert pin.table is not None
+    key, provider, session = after
+    low = bisect.bisect_left(pin.descending, -key)
+    high = bisect.bisect_right(pin.descending, -key, lo=low)
+    ties = zip(
+        pin.table.column("provider").slice(low, high - low).to_pylist(),
+        pin.table.column("session_id").slice(low, high - low).to_pylist(),
+        strict=True,
+    )
+    return low + sum(1 for tie in ties if tie <= (provider, session))
+
+
+def _cursor_state(state: dict[str, Any]) -> tuple[int, str | None, tuple[int, str, str]]:
+    """Snapshot, resolved lower time bound and keyset position of a verified cursor."""
+    snapshot, bound, after = state.get("snapshot"), state.get("since"), state.get("after")
+    if (
+        not isinstance(snapshot, int)
+        or not (bound is None or isinstance(bound, str))
+        or not (isinstance(after, list) and len(after) == 3)
+        or not isinstance(after[0], int)
+        or not all(isinstance(v, str) for v in after[1:])
+    ):
+        raise ConfigurationError("--cursor is not a sessions cursor; run the first page again")
+    return snapshot, bound, (after[0], after[1], after[2])
+
+
+def _providers(provider: str | Sequence[str] | None) -> list[str]:
+    from agentlake.extract.providers import resolve
+
+    names = [provider] if isinstance(provider, str) else list(provider or ())
+    out: set[str] = set()
+    for name in names:
+        try:
+            out.add(resolve(name).id)
+        except KeyError:
+            raise ConfigurationError(
+                f"unknown provider {name!r}; 'agentlake providers' lists the ids and aliases"
+            ) from None
+    return sorted(out)
+
+
+def _utc(moment: date | datetime) -> datetime:
+    if not isinstance(moment, datetime):
+        return datetime(moment.year, moment.month, moment.day, tzinfo=UTC)
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+# -- detail ------------------------------------------------------------------------------
+def show_session(
+    catalog: CatalogRef,
+    workspace: str,
+    session: str,
+    *,
+    bounds: TimelineBounds | None = DEFAULT_BOUNDS,
+    chunk_rows: int = 10_000,
+) -> SessionDetail:
+    """The session whose id is ``session`` or starts with it (at least 4 characters).
+
+    An unknown id, or one of another workspace, raises :class:`NotFoundError`; a prefix
+    that several sessions share raises :class:`ConfigurationError` naming a few. With
+    ``bounds`` the timeline is a bounded table and ``cut`` says what it left out; with
+    ``bounds=None`` it is a :class:`TimelineStream` over every event.
+    """
+    with _connection(catalog) as con:
+        provider, session_id = _resolve(con, workspace, session)
+        key = {"workspace": workspace, "provider": provider, "session_id": session_id}
+        meta = con.execute(sql.query("sessions_get"), key).to_arrow_table().to_pylist()[0]
+        tokens = con.execute(sql.query("sessions_tokens"), key).to_arrow_table()
+        if bounds is None:
+            timeline: pa.Table | TimelineStream = TimelineStream(
+                catalog, workspace, provider, session_id, chunk_rows=chunk_rows
+            )
+            cut = None
+        else:
+            timeline, cut = _bounded_timeline(con, key, bounds)
+    info = SessionInfo(**{f.name: meta[f.name] for f in fields(SessionInfo)})
+    parent = (
+        SessionRef(info.parent_session_id, meta["parent_title"], known=bool(meta["parent_known"]))
+        if info.parent_session_id
+        else None
+    )
+    children = tuple(
+        SessionRef(c["session_id"], c["title"], c["started_at"], c["updated_at"])
+        for c in meta["children"]
+    )
+    return SessionDetail(info, parent, children, tokens, timeline, bounds, cut)
+
+
+def _resolve(con: duckdb.DuckDBPyConnection, workspace: str, ident: str) -> tuple[str, str]:
+    """(provider, session_id) of the one session ``ident`` names in ``workspace``."""
+    ident = ident.strip()
+    if not ident:
+        raise ConfigurationError("give a session id, or at least 4 characters of one")
+    rows = con.execute(
+        sql.query("sessions_resolve"),
+        {"workspace": workspace, "id": ident, "limit": _CANDIDATES + 1},
+    ).fetchall()
+    exact = [(str(r[0]), str(r[1])) for r in rows if r[2]]
+    if len(exact) == 1:
+        return exact[0]
+    if not rows:
+        raise NotFoundError(
+            f"no session {ident!r} in workspace {workspace!r}; 'agentlake sessions list' shows the ids"
+        )
+    if not exact and len(ident) < MIN_PREFIX:
+        raise ConfigurationError(
+            f"session id prefix {ident!r} is too short; give at least {MIN_PREFIX} characters"
+        )
+    if len(rows) == 1:
+        return str(rows[0][0]), str(rows[0][1])
+    matches = [f"{r[1]} ({r[0]})" for r in (exact or rows)[:_CANDIDATES]]
+    more = " and more" if len(exact or rows) > _CANDIDATES else ""
+    raise ConfigurationError(
+        f"session id {ident!r} is ambiguous: it matches {', '.join(matches)}{more}; "
+        "give more characters"
+    )
+
+
+def _bounded_timeline(
+    con: duckdb.DuckDBPyConnection, key: dict[str, str], bounds: TimelineBounds
+) -> tuple[pa.Table, TimelineCut]:
+    params = {
+        **key,
+        "max_prompts": bounds.max_prompts,
+        "max_responses": bounds.max_responses,
+        "max_tools": bounds.max_tool_events,
+        "message_bytes": bounds.message_bytes,
+        "tool_bytes": bounds.tool_bytes,
+    }
+    try:
+        con.execute(sql.query("sessions_timeline_window"), params)
+        totals = con.execute(sql.query("sessions_timeline_totals")).to_arrow_table()
+        table = _in_utc(con.execute(sql.query("sessions_timeline"), key).to_arrow_table())
+    finally:
+        con.execute(sql.query("sessions_timeline_drop"))
+    table = _trim_truncated(table)
+    shown = (
+        pl.DataFrame(table.select(["bucket", "shown_bytes", "truncated"]))
+        .lazy()
+        .group_by("bucket")
+        .agg(
+            pl.len().alias("kept"),
+            pl.col("shown_bytes").sum().alias("shown_bytes"),
+            pl.col("truncated").sum().alias("truncated"),
+        )
+        .collect()
+    )
+    kept = {str(r["bucket"]): r for r in shown.iter_rows(named=True)}
+    cuts: dict[str, BucketCut] = {}
+    for total in totals.to_pylist():
+        got = kept.get(str(total["bucket"]), {"kept": 0, "shown_bytes": 0, "truncated": 0})
+        cuts[str(total["bucket"])] = BucketCut(
+            items=int(total["items"]),
+            kept=int(got["kept"]),
+            omitted=int(total["items"]) - int(got["kept"]),
+            truncated=int(got["truncated"]),
+            bytes=int(total["bytes"]),
+            shown_bytes=int(got["shown_bytes"]),
+            omitted_bytes=int(total["bytes"]) - int(got["shown_bytes"]),
+        )
+    return table.select(list(TIMELINE_COLUMNS)), TimelineCut(**cuts)
+
+
+def _trim_truncated(table: pa.Table) -> pa.Table:
+    """Cut each truncated event (at most one per budget) to exactly its ``keep_bytes``
+    UTF-8 bytes, text first, on a character boundary; add ``shown_bytes``."""
+    mask = table.column("truncated")
+    shown = table.column("bytes")
+    picked = table.filter(mask)
+    if picked.num_rows:
+        texts, inputs, sizes = [], [], []
+        for row in picked.select(["text", "tool_input", "keep_bytes"]).to_pylist():
+            room = int(row["keep_bytes"])
+            text = _prefix(row["text"], room)
+            room -= len(text.encode()) if text is not None else 0
+            tool_input = _prefix(row["tool_input"], room)
+            texts.append(text)
+            inputs.append(tool_input)
+            sizes.append(len((text or "").encode()) + len((tool_input or "").encode()))
+        full_mask = pc.fill_null(mask, False)
+        table = table.set_column(
+            table.schema.get_field_index("text"),
+            "text",
+            pc.replace_with_mask(
+                table.column("text").combine_chunks(),
+                full_mask.combine_chunks(),
+                pa.array(texts, pa.string()),
+            ),
+        )
+        table = table.set_column(
+            table.schema.get_field_index("tool_input"),
+            "tool_input",
+            pc.replace_with_mask(
+                table.column("tool_input").combine_chunks(),
+                full_mask.combine_chunks(),
+                pa.array(inputs, pa.string()),
+            ),
+        )
+        shown = pc.replace_with_mask(
+            shown.combine_chunks(), full_mask.combine_chunks(), pa.array(sizes, pa.int64())
+        )
+    return table.append_column("shown_bytes", pc.cast(shown, pa.int64()))
+
+
+def _prefix(text: str | None, size: int) -> str | None:
+    """The longest prefix of ``text`` of at most ``size`` UTF-8 bytes."""
+    if text is None:
+        return None
+    return text.encode()[: max(size, 0)].decode("utf-8", "ignore")
+
+
+def _in_utc(table: pa.Table) -> pa.Table:
+    """``table`` with its time columns labelled UTC, whatever the connection's TimeZone
+    setting (a connection handed in by the caller keeps its own)."""
+    schema = _utc_schema(table.schema)
+    return table if schema.equals(table.schema) else table.cast(schema)
+
+
+def _utc_schema(schema: pa.Schema) -> pa.Schema:
+    return pa.schema(
+        f.with_type(pa.timestamp(f.type.unit, tz="UTC"))
+        if pa.types.is_timestamp(f.type) and f.type.tz not in (None, "UTC")
+        else f
+        for f in schema
+    )
+
+
+@contextmanager
+def _connection(catalog: CatalogRef) -> Iterator[duckdb.DuckDBPyConnection]:
+    if isinstance(catalog, duckdb.DuckDBPyConnection):
+        yield catalog
+    else:
+        with open_for_read(catalog) as con:
+            yield con

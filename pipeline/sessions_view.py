@@ -1,0 +1,163 @@
+"""Rendering of ``agentlake sessions list|show`` for the CLI: rich tables and timelines on
+the console the CLI hands in, and the streamed JSON document of ``sessions show``.
+
+The library (:mod:`agentlake.sessions`) returns values; this module only lays them out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import PurePosixPath
+from typing import Any
+
+import orjson
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from .sessions import BucketCut, SessionDetail, SessionPage, TimelineCut
+
+_PREVIEW = 48
+_SHORT_ID = 8  # like git: `sessions show` takes any unique prefix
+_BUCKET_NOUNS = {"prompts": "prompts", "responses": "responses", "tools": "tool events"}
+
+
+def _when(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M") if value else "—"
+
+
+def _one_line(text: str | None, width: int = _PREVIEW) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def render_page(console: Console, page: SessionPage) -> None:
+    """A listing page as a table, then how to fetch the next page."""
+    # Fixed columns keep their width; the preview takes what is left of the console.
+    table = Table(
+        title=f"sessions (as of import #{page.snapshot})",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        expand=True,
+    )
+    for col in ("id", "provider", "updated", "project"):
+        table.add_column(col, no_wrap=True, max_width=24 if col == "project" else None)
+    table.add_column("title / first prompt", no_wrap=True, ratio=1, min_width=12)
+    for col in ("prompts", "events", "tokens"):
+        table.add_column(col, justify="right", no_wrap=True, min_width=7)
+    for row in page.sessions.to_pylist():
+        table.add_row(
+            row["session_id"][:_SHORT_ID],
+            row["provider"],
+            _when(row["updated_at"]),
+            PurePosixPath(row["project_path"]).name if row["project_path"] else "—",
+            _one_line(row["title"] or row["first_prompt"] or row["preview"]) or "—",
+            f"{row['prompts']:,}",
+            f"{row['events']:,}",
+            f"{row['total_tokens'] or 0:,}",
+        )
+    console.print(table)
+    if page.sessions.num_rows == 0:
+        console.print("no sessions match", highlight=False)
+    if page.next_cursor:
+        console.print(
+            f"more: repeat with --cursor {page.next_cursor}", highlight=False, markup=False
+        )
+
+
+def cut_lines(cut: TimelineCut | None) -> list[str]:
+    """One line per bucket something was left out of (empty when nothing was)."""
+    if cut is None or not cut.anything:
+        return []
+    lines = []
+    for name, bucket in (
+        ("prompts", cut.prompts),
+        ("responses", cut.responses),
+        ("tools", cut.tools),
+    ):
+        if bucket.omitted or bucket.truncated:
+            lines.append(_cut_line(_BUCKET_NOUNS[name], bucket))
+    return lines
+
+
+def _cut_line(noun: str, b: BucketCut) -> str:
+    parts = [f"{b.kept:,} of {b.items:,} {noun} shown"]
+    if b.omitted:
+        parts.append(f"{b.omitted:,} older left out")
+    if b.truncated:
+        parts.append(f"{b.truncated:,} truncated")
+    return f"cut: {', '.join(parts)}; {b.omitted_bytes:,} of {b.bytes:,} bytes not shown"
+
+
+def render_detail(console: Console, detail: SessionDetail) -> None:
+    """Metadata, tokens by model, then the timeline (with what was cut, above and below)."""
+    s = detail.session
+    console.print(f"session {s.session_id} ({s.provider})", style="bold", highlight=False)
+    facts = [
+        ("project", s.project_path),
+        ("title", s.title),
+        ("first prompt", _one_line(s.first_prompt, 100) or None),
+        ("git branch", s.git_branch),
+        ("cli version", s.cli_version),
+        ("model", s.model),
+        ("started", _when(s.started_at)),
+        ("updated", _when(s.updated_at)),
+        ("counts", f"{s.prompts:,} prompts, {s.events:,} events, {s.tool_calls:,} tool calls"),
+        ("lifecycle", s.lifecycle if s.lifecycle != "active" else None),
+    ]
+    if detail.parent:
+        known = "" if detail.parent.known else " (not in the catalog)"
+        facts.append(("parent", f"{detail.parent.session_id}{known} {detail.parent.title or ''}"))
+    for child in detail.children:
+        facts.append(("child", f"{child.session_id} {_one_line(child.title)}"))
+    for name, value in facts:
+        if value:
+            console.print(f"  {name:<12} {value}", highlight=False, markup=False)
+    if detail.tokens.num_rows:
+        tokens = Table(title="tokens by model")
+        names = ("model", "calls", "input_tokens", "cache_write_tokens", "cache_read_tokens",
+                 "output_tokens", "reasoning_tokens", "total_tokens")  # fmt: skip
+        for col in names:
+            tokens.add_column(
+                col.removesuffix("_tokens"), justify="left" if col == "model" else "right"
+            )
+        for row in detail.tokens.to_pylist():
+            tokens.add_row(*(row[c] if c == "model" else f"{row[c]:,}" for c in names))
+        console.print(tokens)
+    notes = cut_lines(detail.cut)
+    for line in notes:
+        console.print(line, style="yellow", highlight=False, markup=False)
+    for batch in detail.batches():
+        for event in batch.to_pylist():
+            _event(console, event)
+    for line in notes:
+        console.print(line, style="yellow", highlight=False, markup=False)
+    if notes:
+        console.print("pass --full to see every event", highlight=False)
+
+
+def _event(console: Console, e: dict[str, Any]) -> None:
+    head = f"{_when(e['ts'])}  {e['kind']}"
+    if e["tool_name"]:
+        head += f" {e['tool_name']}"
+    if e["is_error"]:
+        head += " (error)"
+    body = "\n".join(part for part in (e["text"], e["tool_input"]) if part)
+    if e["truncated"]:
+        body += f" … [{e['bytes'] - e['shown_bytes']:,} more bytes]"
+    indented = body.replace("\n", "\n" + " " * 4)
+    console.print(f"{head}\n    {indented}" if body else head, highlight=False, markup=False)
+
+
+def write_detail_json(write: Callable[[str], object], detail: SessionDetail) -> None:
+    """The documented JSON document of ``sessions show``, written piece by piece: the
+    header, then the timeline one event per line as its chunks arrive."""
+    header = orjson.dumps(detail.header(), option=orjson.OPT_INDENT_2).decode()
+    write(header[: header.rindex("}")].rstrip() + ',\n  "timeline": [')
+    first = True
+    for batch in detail.batches():
+        for event in batch.to_pylist():
+            write(("\n    " if first else ",\n    ") + orjson.dumps(event).decode())
+            first = False
+    write("\n  ]\n}\n" if not first else "]\n}\n")

@@ -1,0 +1,2 @@
+-- The catalog's schema version (the highest migration applied).
+SELECT max(version) FROM schema_version
