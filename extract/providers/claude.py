@@ -8,18 +8,16 @@ later, globally (DESIGN §4).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-import orjson
-
 from ..adapter import FormatDrift, InvalidRecord, RecordOutcome, SourceContext
 from ..rows import RowSink
 from ..schema import BlockType
 from ..sources import SourceFile
+from ..values import json_text, token_count
 
 ADAPTER_VERSION: Final = "1.0"
 KNOWN_FORMAT_MAJORS: Final = frozenset({0, 1, 2})
@@ -80,19 +78,6 @@ def owns(rel: Path) -> bool:
     return rel.suffix == ".jsonl" and len(rel.parts) >= 2
 
 
-def _tokens(value: Any) -> int:
-    """A token count as written: non-negative finite numbers only, else 0."""
-    if type(value) is int:
-        return value if value >= 0 else 0
-    if type(value) is float and math.isfinite(value) and value >= 0:
-        return int(value)
-    return 0
-
-
-def _dumps(value: Any) -> str:
-    return orjson.dumps(value).decode()
-
-
 def _result_text(content: Any) -> str | None:
     if isinstance(content, str):
         return content
@@ -105,7 +90,7 @@ def _result_text(content: Any) -> str | None:
         ]
         texts = [p for p in parts if p]
         return "\n".join(texts) if texts else None
-    return None if content is None else _dumps(content)
+    return None if content is None else json_text(content)
 
 
 def _prose_type(text: str) -> BlockType:
@@ -283,7 +268,7 @@ class ClaudeAdapter:
                 model=model,
                 tool_name=name if isinstance(name, str) else None,
                 tool_call_id=call_id if isinstance(call_id, str) else None,
-                tool_input=_dumps(block.get("input")),
+                tool_input=json_text(block.get("input")),
                 is_sidechain=side,
             )
         elif btype == "tool_result" or (isinstance(btype, str) and btype.endswith("_tool_result")):
@@ -347,10 +332,10 @@ class ClaudeAdapter:
                 return
         split = usage.get("cache_creation")
         if isinstance(split, dict):
-            write_1h = _tokens(split.get("ephemeral_1h_input_tokens"))
-            write = _tokens(split.get("ephemeral_5m_input_tokens")) + write_1h
+            write_1h = token_count(split.get("ephemeral_1h_input_tokens"))
+            write = token_count(split.get("ephemeral_5m_input_tokens")) + write_1h
         else:
-            write_1h, write = 0, _tokens(usage.get("cache_creation_input_tokens"))
+            write_1h, write = 0, token_count(usage.get("cache_creation_input_tokens"))
         sink.usage(
             ctx.session_id,
             message_id if isinstance(message_id, str) else None,
@@ -358,11 +343,11 @@ class ClaudeAdapter:
             native_id,
             ts,
             model if isinstance(model, str) else None,
-            _tokens(usage.get("input_tokens")),
+            token_count(usage.get("input_tokens")),
             write,
             write_1h,
-            _tokens(usage.get("cache_read_input_tokens")),
-            _tokens(usage.get("output_tokens")),
+            token_count(usage.get("cache_read_input_tokens")),
+            token_count(usage.get("output_tokens")),
             0,
             side,
             offset,

@@ -39,7 +39,6 @@ continues exactly where the committed prefix stopped. The memo holds no transcri
 
 from __future__ import annotations
 
-import math
 import re
 import sqlite3
 import zlib
@@ -53,6 +52,7 @@ import orjson
 from ..adapter import FormatDrift, InvalidRecord, RecordOutcome, SourceContext
 from ..rows import RowSink
 from ..sources import Root, SourceFile
+from ..values import json_text, token_count
 
 ADAPTER_VERSION: Final = "1.0"
 PROVIDER: Final = "codex"
@@ -225,21 +225,8 @@ def owns_state_index(rel: Path) -> bool:
 # --------------------------------------------------------------------------- helpers
 
 
-def _tokens(value: Any) -> int:
-    """A token count as written: non-negative finite numbers only, else 0."""
-    if type(value) is int:
-        return value if value >= 0 else 0
-    if type(value) is float and math.isfinite(value) and value >= 0:
-        return int(value)
-    return 0
-
-
 def _counts(usage: dict[str, Any]) -> list[int]:
-    return [_tokens(usage.get(k)) for k in _USAGE_KEYS]
-
-
-def _dumps(value: Any) -> str:
-    return orjson.dumps(value).decode()
+    return [token_count(usage.get(k)) for k in _USAGE_KEYS]
 
 
 def _json_text(value: Any) -> str | None:
@@ -251,9 +238,9 @@ def _json_text(value: Any) -> str | None:
         try:
             orjson.loads(value)
         except orjson.JSONDecodeError:
-            return _dumps(value)
+            return json_text(value)
         return value
-    return _dumps(value)
+    return json_text(value)
 
 
 def _str(value: Any) -> str | None:
@@ -347,8 +334,8 @@ def tool_output(output: Any) -> tuple[str | None, bool | None]:
             if isinstance(inner, str | list):
                 found, status = tool_output(inner)
                 return found, (not success) if isinstance(success, bool) else status
-        return _dumps(output), (not success) if isinstance(success, bool) else None
-    return (None, None) if output is None else (_dumps(output), None)
+        return json_text(output), (not success) if isinstance(success, bool) else None
+    return (None, None) if output is None else (json_text(output), None)
 
 
 def _session_id_from_header(path: Path) -> str | None:
@@ -841,7 +828,7 @@ class RolloutAdapter:
         raw = p.get("input")
         return self._tool_use(
             rec, offset, ctx, sink, p.get("name"), p.get("call_id"),
-            None if raw is None else _dumps(raw),
+            None if raw is None else json_text(raw),
         )  # fmt: skip
 
     def _local_shell_call(
@@ -855,7 +842,7 @@ class RolloutAdapter:
         action = p.get("action")
         return self._tool_use(
             rec, offset, ctx, sink, "local_shell", p.get("call_id") or p.get("id"),
-            None if action is None else _dumps(action),
+            None if action is None else json_text(action),
         )  # fmt: skip
 
     def _web_search_call(
@@ -869,7 +856,7 @@ class RolloutAdapter:
         action = p.get("action")
         return self._tool_use(
             rec, offset, ctx, sink, "web_search", p.get("call_id") or p.get("id"),
-            None if action is None else _dumps(action),
+            None if action is None else json_text(action),
         )  # fmt: skip
 
     def _tool_search_call(
@@ -896,7 +883,7 @@ class RolloutAdapter:
         prompt = p.get("revised_prompt")
         return self._tool_use(
             rec, offset, ctx, sink, "image_generation", p.get("call_id") or p.get("id"),
-            _dumps({"revised_prompt": prompt}) if isinstance(prompt, str) else None,
+            json_text({"revised_prompt": prompt}) if isinstance(prompt, str) else None,
         )  # fmt: skip
 
     def _tool_result(

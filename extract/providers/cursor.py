@@ -50,6 +50,7 @@ from ..adapter import FormatDrift, InvalidRecord, RecordOutcome, SourceContext
 from ..rows import RowSink
 from ..schema import BlockType
 from ..sources import Root, SourceFile
+from ..values import json_text, token_count
 
 ADAPTER_VERSION: Final = "1.0"
 TRANSCRIPT_FORMAT: Final = "cursor-transcript"
@@ -221,15 +222,6 @@ def _instant(value: Any) -> str | None:
     return f"{moment:%Y-%m-%dT%H:%M:%S}.{ms % 1000:03d}Z"
 
 
-def _tokens(value: Any) -> int:
-    """A token count as written: non-negative finite numbers only, else 0."""
-    if type(value) is int:
-        return value if value > 0 else 0
-    if type(value) is float and math.isfinite(value) and value > 0:
-        return int(value)
-    return 0
-
-
 def _model(value: Any) -> str | None:
     """A model name, unless empty or ``default`` (Cursor's "auto": never pinned)."""
     if type(value) is str and value and value != "default":
@@ -259,10 +251,6 @@ def _common_parent(current: str | None, path: str) -> str | None:
     except ValueError:
         return current
     return common
-
-
-def _dumps(value: Any) -> str:
-    return orjson.dumps(value).decode()
 
 
 # --------------------------------------------------------------------------- transcripts
@@ -401,7 +389,7 @@ class CursorTranscriptAdapter:
                 sink.event(
                     sid, native, i, ts, "tool_use", "assistant", None, offset,
                     tool_name=_text(block.get("name")), tool_call_id=call_id,
-                    tool_input=_dumps(tool_input), is_sidechain=side,
+                    tool_input=json_text(tool_input), is_sidechain=side,
                 )  # fmt: skip
                 open_calls = memo.get("open")
                 if open_calls is None:
@@ -421,7 +409,7 @@ class CursorTranscriptAdapter:
                 is_error = block.get("is_error")
                 sink.event(
                     sid, native, i, ts, "tool_result", "tool",
-                    result if type(result) is str else (None if result is None else _dumps(result)),
+                    result if type(result) is str else (None if result is None else json_text(result)),
                     offset, is_error=is_error if type(is_error) is bool else None,
                     is_sidechain=side,
                 )  # fmt: skip
@@ -685,8 +673,8 @@ class CursorStateAdapter:
             count = data.get("tokenCount")
             if not isinstance(count, dict):
                 continue
-            input_tokens = _tokens(count.get("inputTokens"))
-            output_tokens = _tokens(count.get("outputTokens"))
+            input_tokens = token_count(count.get("inputTokens"))
+            output_tokens = token_count(count.get("outputTokens"))
             if not input_tokens and not output_tokens:
                 continue
             c = composers.get(composer_id)

@@ -33,7 +33,6 @@ major version other than :data:`KNOWN_FORMAT_MAJORS` raises :class:`FormatDrift`
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 import zlib
 from collections.abc import Mapping, Sequence
@@ -46,6 +45,7 @@ from ..adapter import FormatDrift, InvalidRecord, RecordOutcome, SourceContext
 from ..rows import RowSink
 from ..schema import BlockType
 from ..sources import Root, SourceFile
+from ..values import json_text, token_count
 
 PROVIDER_ID: Final = "gemini-cli"
 ADAPTER_VERSION: Final = "1.0"
@@ -209,19 +209,6 @@ def check_version(value: Any) -> None:
         )
 
 
-def _tokens(value: Any) -> int:
-    """A token count as written: non-negative finite numbers only, else 0."""
-    if type(value) is int:
-        return value if value > 0 else 0
-    if type(value) is float and math.isfinite(value) and value > 0:
-        return int(value)
-    return 0
-
-
-def _dumps(value: Any) -> str:
-    return orjson.dumps(value).decode()
-
-
 def _str(value: Any) -> str | None:
     return value if type(value) is str else None
 
@@ -281,9 +268,9 @@ def _result_text(result: Any) -> str | None:
             response = call.get("response")
             if type(response) is dict:
                 output = response.get("output", response.get("error"))
-                texts.append(output if type(output) is str else _dumps(response))
+                texts.append(output if type(output) is str else json_text(response))
             elif response is not None:
-                texts.append(response if type(response) is str else _dumps(response))
+                texts.append(response if type(response) is str else json_text(response))
         elif type(part.get("text")) is str:
             texts.append(part["text"])
     return "\n".join(texts) if texts else None
@@ -348,7 +335,7 @@ def _gemini_rows(msg: dict[str, Any], ts: str | None) -> tuple[list[Row], Usage 
             # update its status); its own timestamp is when its result was recorded.
             rows.append(
                 (index, "tool_use", "assistant", None, ts, model, name, call_id,
-                 None if args is None else _dumps(args), None)
+                 None if args is None else json_text(args), None)
             )  # fmt: skip
             result, status = call.get("result"), call.get("status")
             if result is not None or status in _ERROR_STATUSES:
@@ -368,14 +355,14 @@ def _gemini_rows(msg: dict[str, Any], ts: str | None) -> tuple[list[Row], Usage 
         index += 2
     usage: Usage | None = None
     if tokens is not None:
-        cached = _tokens(tokens.get("cached"))
-        thinking = _tokens(tokens.get("thoughts"))
+        cached = token_count(tokens.get("cached"))
+        thinking = token_count(tokens.get("thoughts"))
         usage = (
             ts,
             model,
-            max(_tokens(tokens.get("input")) - cached, 0) + _tokens(tokens.get("tool")),
+            max(token_count(tokens.get("input")) - cached, 0) + token_count(tokens.get("tool")),
             cached,
-            _tokens(tokens.get("output")) + thinking,
+            token_count(tokens.get("output")) + thinking,
             thinking,
         )
     return rows, usage, True
