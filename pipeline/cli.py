@@ -29,7 +29,7 @@ from .errors import AgentlakeError
 from .plan import Plan, PlannedSource
 from .queries import ReportFilter, ReportKind, period_report, report, scoped_sql
 from .run import ImportOptions, ImportResult, default_home, plan_import, run_import
-from .search import SearchFilter, SearchHit, search
+from .search import SearchFilter, SearchHit, search, search_page
 
 app = typer.Typer(
     add_completion=False,
@@ -451,6 +451,9 @@ def search_(
     ],
     limit: Annotated[int, typer.Option("--limit", min=1, max=500)] = 20,
     offset: Annotated[int, typer.Option("--offset", min=0, help="Skip this many hits.")] = 0,
+    cursor: Annotated[
+        str | None, typer.Option("--cursor", help="Continue after the page that printed it.")
+    ] = None,
     provider: Annotated[str | None, typer.Option("--provider")] = None,
     project: Annotated[
         str | None, typer.Option("--project", help="Substring of the project path.")
@@ -474,16 +477,18 @@ def search_(
             provider=provider, project=project, session=session, kind=kind, model=model,
             since=since.date() if since else None, until=until.date() if until else None,
         )  # fmt: skip
-        hits = search(
-            _catalog(catalog), _workspace(workspace), query, limit=limit, offset=offset, flt=flt
-        )
+        page = search_page(
+            _catalog(catalog), _workspace(workspace), query, limit=limit, offset=offset, flt=flt,
+            cursor=cursor,
+        )  # fmt: skip
+        hits = page.hits
         if json:
             _print_json({"query": query, "hits": [
                 {"session_id": h.session_id, "provider": h.provider, "kind": h.kind, "ts": h.ts,
                  "score": h.score, "snippet": h.snippet, "highlights": h.highlights,
                  "event_id": h.event_id}
                 for h in hits
-            ]})  # fmt: skip
+            ], "next_cursor": page.next_cursor})  # fmt: skip
             return
         table = Table(title=f"search: {query}")
         for col in ("score", "session", "kind", "when", "snippet"):
@@ -491,6 +496,8 @@ def search_(
         for h in hits:
             table.add_row(f"{h.score:.2f}", h.session_id, h.kind, _cell(h.ts), _highlighted(h))
         out.print(table)
+        if page.next_cursor:
+            out.print(f"more: --cursor {page.next_cursor}", highlight=False)
 
     _guard(debug, action)
 

@@ -18,6 +18,7 @@ import duckdb
 
 from agentlake.load.catalog import load_fts, open_for_read
 
+from . import cursors
 from .errors import ConfigurationError
 
 K1: Final = 1.2
@@ -174,6 +175,14 @@ def _terms(con: duckdb.DuckDBPyConnection, workspace: str, atom: Atom, stemming:
     return list(stems[0]) if stems else words
 
 
+@dataclass(frozen=True, slots=True)
+class SearchPage:
+    """One page of hits and the cursor of the next page (``None`` after the last)."""
+
+    hits: list[SearchHit]
+    next_cursor: str | None
+
+
 def search(
     catalog: Path,
     workspace: str,
@@ -184,10 +193,41 @@ def search(
     flt: SearchFilter | None = None,
 ) -> list[SearchHit]:
     """Events matching ``query`` ranked by BM25 (k1 = 1.2, b = 0.75), best first."""
+    return search_page(catalog, workspace, query, limit=limit, offset=offset, flt=flt).hits
+
+
+def search_page(
+    catalog: Path,
+    workspace: str,
+    query: str,
+    *,
+    limit: int = 20,
+    offset: int = 0,
+    flt: SearchFilter | None = None,
+    cursor: str | None = None,
+) -> SearchPage:
+    """One page of :func:`search`, with keyset pagination.
+
+    The first page pins a snapshot: the newest import, the collection statistics and
+    each query term's document frequency. Later pages (``cursor``) rank only events of
+    that snapshot with those frozen statistics and continue after the last (score,
+    event id), so pages neither skip nor repeat while imports add events. A cursor is
+    signed with the catalog's secret and bound to the workspace, query and filters.
+    """
     parsed = parse_query(query)
     flt = flt or SearchFilter()
+    bound = {"kind": "search", "workspace": workspace, "query": query, "filters": _filter_key(flt)}
     with open_for_read(catalog) as con:
         stemming = load_fts(con)
+        secret = _secret(con)
+        if cursor is not None:
+            state = cursors.decode(cursor, secret, expect=bound)
+            snapshot, n, avgdl = int(state["snapshot"]), float(state["n"]), float(state["avgdl"])
+            frozen_df: dict[str, int] = state["df"]
+            after: list[Any] | None = state["after"]
+        else:
+            snapshot, n, avgdl = _stats(con, workspace)
+            frozen_df, after = {}, None
         clause_ids: list[int] = []
         terms: list[str] = []
         for i, clause in enumerate(parsed.clauses):
@@ -195,50 +235,97 @@ def search(
                 for term in _terms(con, workspace, atom, stemming):
                     clause_ids.append(i)
                     terms.append(term)
+        if cursor is None:
+            frozen_df = _document_frequencies(con, workspace, terms)
         excluded: list[str] = []
         for word in parsed.excluded:
             excluded += _terms(con, workspace, Atom(word, "word"), stemming)
         params: dict[str, Any] = {
-            "ws": workspace, "clauses": clause_ids, "terms": terms, "nclauses": len(parsed.clauses),
-            "excluded": excluded, "limit": limit, "offset": offset, "k1": K1, "b": B,
+            "ws": workspace, "clauses": clause_ids, "terms": terms,
+            "dfs": [frozen_df.get(t, 0) for t in terms], "nclauses": len(parsed.clauses),
+            "excluded": excluded, "limit": limit, "offset": offset if cursor is None else 0,
+            "k1": K1, "b": B, "n": n, "avgdl": avgdl, "snapshot": snapshot,
+            "after_score": after[0] if after else None, "after_id": after[1] if after else None,
             "provider": flt.provider, "kind": flt.kind, "model": flt.model,
             "session": flt.session, "project": flt.project,
             "since": datetime.combine(flt.since, datetime.min.time()) if flt.since else None,
             "until": datetime.combine(flt.until + timedelta(days=1), datetime.min.time()) if flt.until else None,
         }  # fmt: skip
         phrase_sql = ""
-        for n, phrase in enumerate(parsed.phrases):
-            params[f"phrase{n}"] = phrase
-            phrase_sql += f" AND contains(lower(regexp_replace(e.text, '[^A-Za-z0-9]+', ' ', 'g')), $phrase{n})"
+        for k, phrase in enumerate(parsed.phrases):
+            params[f"phrase{k}"] = phrase
+            phrase_sql += f" AND contains(lower(regexp_replace(e.text, '[^A-Za-z0-9]+', ' ', 'g')), $phrase{k})"
         if not terms:
-            return []
-        text = _SEARCH_SQL.replace("/* phrases */", phrase_sql)
-        rows = con.execute(text, params).fetchall()
+            return SearchPage([], None)
+        rows = con.execute(_SEARCH_SQL.replace("/* phrases */", phrase_sql), params).fetchall()
     hits = []
     for event_id, provider, session_id, ts, kind, body, score in rows:
         snip, spans = snippet(body or "", parsed.words)
         hits.append(SearchHit(session_id, provider, kind, ts, float(score), snip, event_id, spans))
-    return hits
+    next_cursor = None
+    if len(hits) == limit:
+        last = hits[-1]
+        state = {**bound, "snapshot": snapshot, "n": n, "avgdl": avgdl, "df": frozen_df,
+                 "after": [last.score, last.event_id]}  # fmt: skip
+        next_cursor = cursors.encode(state, secret)
+    return SearchPage(hits, next_cursor)
+
+
+def _filter_key(flt: SearchFilter) -> dict[str, Any]:
+    return {
+        "provider": flt.provider, "project": flt.project, "session": flt.session, "kind": flt.kind,
+        "model": flt.model, "since": flt.since.isoformat() if flt.since else None,
+        "until": flt.until.isoformat() if flt.until else None,
+    }  # fmt: skip
+
+
+def _secret(con: duckdb.DuckDBPyConnection) -> str:
+    row = con.execute("SELECT value FROM settings WHERE key = 'cursor_secret'").fetchone()
+    if row is None:
+        raise ConfigurationError(
+            "this catalog has no cursor secret; run 'agentlake import' once to upgrade it"
+        )
+    return str(row[0])
+
+
+def _stats(con: duckdb.DuckDBPyConnection, workspace: str) -> tuple[int, float, float]:
+    """(snapshot import id, documents, average document length) of the workspace now."""
+    row = con.execute(
+        "SELECT (SELECT coalesce(max(import_id), 0) FROM imports WHERE workspace = $ws), "
+        "greatest(coalesce(max(docs), 0), 1), "
+        "coalesce(max(total_length), 0)::DOUBLE / greatest(coalesce(max(docs), 0), 1) "
+        "FROM search_state WHERE workspace = $ws",
+        {"ws": workspace},
+    ).fetchone()
+    assert row is not None
+    return int(row[0]), float(row[1]), float(row[2])
+
+
+def _document_frequencies(
+    con: duckdb.DuckDBPyConnection, workspace: str, terms: list[str]
+) -> dict[str, int]:
+    rows = con.execute(
+        "SELECT term, df FROM search_terms WHERE workspace = $ws AND term IN (SELECT unnest($terms))",
+        {"ws": workspace, "terms": terms},
+    ).fetchall()
+    return {str(t): int(d) for t, d in rows}
 
 
 _SEARCH_SQL: Final = """
-WITH q AS (SELECT unnest($clauses) AS clause, unnest($terms) AS term),
-st AS (
-    SELECT greatest(docs, 1) AS n, total_length::DOUBLE / greatest(docs, 1) AS avgdl
-    FROM search_state WHERE workspace = $ws
-),
+WITH q AS (SELECT unnest($clauses) AS clause, unnest($terms) AS term, unnest($dfs) AS df),
 m AS (
-    SELECT p.event_id, q.clause, p.tf, p.dl, t.df
+    SELECT p.event_id, q.clause, p.tf, p.dl, q.df
     FROM search_postings p
     JOIN q ON q.term = p.term
-    JOIN search_terms t ON t.workspace = p.workspace AND t.term = p.term
     WHERE p.workspace = $ws AND p.term IN (SELECT term FROM q)
 ),
+-- Statistics ($n, $avgdl, q.df) are those of the snapshot the first page pinned; the
+-- score is rounded so that re-summing in another order gives the same key.
 scored AS (
     SELECT m.event_id,
-           sum(ln(1 + (st.n - m.df + 0.5) / (m.df + 0.5))
-               * m.tf * ($k1 + 1) / (m.tf + $k1 * (1 - $b + $b * m.dl / st.avgdl))) AS score
-    FROM m, st
+           round(sum(ln(1 + ($n - m.df + 0.5) / (m.df + 0.5))
+               * m.tf * ($k1 + 1) / (m.tf + $k1 * (1 - $b + $b * m.dl / $avgdl))), 9) AS score
+    FROM m
     GROUP BY m.event_id
     HAVING count(DISTINCT m.clause) = $nclauses
        AND NOT EXISTS (
@@ -252,7 +339,10 @@ ranked AS (
     SELECT s.event_id, s.score
     FROM scored s
     JOIN events e ON e.workspace = $ws AND e.event_id = s.event_id
-    WHERE ($provider IS NULL OR e.provider = $provider)
+    WHERE e.import_id <= $snapshot
+      AND ($after_score IS NULL OR s.score < $after_score
+           OR (s.score = $after_score AND s.event_id > $after_id))
+      AND ($provider IS NULL OR e.provider = $provider)
       AND ($kind IS NULL OR e.kind = $kind)
       AND ($model IS NULL OR e.model = $model)
       AND ($session IS NULL OR starts_with(e.session_id, $session))

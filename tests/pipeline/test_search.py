@@ -193,3 +193,59 @@ def test_reindex_rebuilds_an_index_that_lost_rows(tmp_path: Path) -> None:
     assert [
         (h.event_id, round(h.score, 9)) for h in search(catalog, "default", "cache OR parser")
     ] == expected
+
+
+def test_pages_neither_skip_nor_repeat_while_an_import_runs(tmp_path: Path) -> None:
+    from agentlake.search import search_page
+
+    home = _home(tmp_path)
+    path = home / ".claude" / "projects" / "-home-dev-api" / f"{SID_B}.jsonl"
+    with path.open("ab") as fh:
+        fh.write(
+            b"".join(
+                _line(SID_B, 10 + i, f"cache entry number {i} of the cache", day=2)
+                for i in range(9)
+            )
+        )
+    catalog = tmp_path / "c.duckdb"
+    run_import(ImportOptions(catalog=catalog, workspace="default", home=home, env={}))
+    everything = [h.event_id for h in search(catalog, "default", "cache", limit=100)]
+    seen: list[str] = []
+    page = search_page(catalog, "default", "cache", limit=3)
+    while True:
+        seen += [h.event_id for h in page.hits]
+        # between pages an import adds matching events and changes every statistic
+        with path.open("ab") as fh:
+            fh.write(_line(SID_B, 40 + len(seen), "cache cache cache newcomer", day=2))
+        run_import(ImportOptions(catalog=catalog, workspace="default", home=home, env={}))
+        if page.next_cursor is None:
+            break
+        page = search_page(catalog, "default", "cache", limit=3, cursor=page.next_cursor)
+    assert seen == everything
+    assert len(search(catalog, "default", "cache", limit=100)) > len(everything)  # newcomers exist
+
+
+def test_foreign_altered_or_mismatched_cursors_are_refused(catalog: Path, tmp_path: Path) -> None:
+    from agentlake.search import search_page
+
+    page = search_page(catalog, "default", "cache", limit=1)
+    assert page.next_cursor is not None
+    cursor = page.next_cursor
+    with pytest.raises(ConfigurationError, match="query"):
+        search_page(catalog, "default", "parser", limit=1, cursor=cursor)
+    with pytest.raises(ConfigurationError, match="filters"):
+        search_page(
+            catalog, "default", "cache", limit=1, cursor=cursor, flt=SearchFilter(kind="prompt")
+        )
+    with pytest.raises(ConfigurationError, match="workspace"):
+        search_page(catalog, "other", "cache", limit=1, cursor=cursor)
+    version, body, mac = page.next_cursor.split(".")
+    tampered = ".".join((version, body[:-2] + ("A" if body[-2] != "A" else "B") + body[-1], mac))
+    with pytest.raises(ConfigurationError):
+        search_page(catalog, "default", "cache", limit=1, cursor=tampered)
+    other = tmp_path / "other.duckdb"
+    run_import(
+        ImportOptions(catalog=other, workspace="default", home=_home(tmp_path / "x"), env={})
+    )
+    with pytest.raises(ConfigurationError):
+        search_page(other, "default", "cache", limit=1, cursor=page.next_cursor)
