@@ -209,7 +209,8 @@ class CatalogWriter:
                 con.execute(f"DELETE FROM {table} WHERE workspace = $workspace", params)
             con.execute(
                 "CREATE OR REPLACE TEMP TABLE new_events AS "
-                "SELECT event_id, text FROM events WHERE workspace = $workspace AND text IS NOT NULL",
+                "SELECT event_id, text, tool_input FROM events "
+                "WHERE workspace = $workspace AND (text IS NOT NULL OR tool_input IS NOT NULL)",
                 params,
             )
             run_script(con, self._index_add, params)

@@ -254,7 +254,7 @@ def search_page(
         phrase_sql = ""
         for k, phrase in enumerate(parsed.phrases):
             params[f"phrase{k}"] = phrase
-            phrase_sql += f" AND contains(lower(regexp_replace(e.text, '[^A-Za-z0-9]+', ' ', 'g')), $phrase{k})"
+            phrase_sql += f" AND contains(lower(regexp_replace({_BODY}, '[^A-Za-z0-9]+', ' ', 'g')), $phrase{k})"
         if not terms:
             return SearchPage([], None)
         rows = con.execute(_SEARCH_SQL.replace("/* phrases */", phrase_sql), params).fetchall()
@@ -311,6 +311,9 @@ def _document_frequencies(
     return {str(t): int(d) for t, d in rows}
 
 
+# What an event contributes to the index: its text and its tool input (JSON text).
+_BODY: Final = "concat_ws(' ', e.text, CAST(e.tool_input AS VARCHAR))"
+
 _SEARCH_SQL: Final = """
 WITH q AS (SELECT unnest($clauses) AS clause, unnest($terms) AS term, unnest($dfs) AS df),
 m AS (
@@ -356,7 +359,8 @@ ranked AS (
     ORDER BY s.score DESC, s.event_id
     LIMIT $limit OFFSET $offset
 )
-SELECT e.event_id, e.provider, e.session_id, timezone('UTC', e.ts) AS ts, e.kind, e.text, r.score
+SELECT e.event_id, e.provider, e.session_id, timezone('UTC', e.ts) AS ts, e.kind,
+       concat_ws(' ', e.text, CAST(e.tool_input AS VARCHAR)) AS body, r.score
 FROM ranked r
 JOIN events e ON e.workspace = $ws AND e.event_id = r.event_id
 ORDER BY r.score DESC, r.event_id

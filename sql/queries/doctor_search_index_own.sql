@@ -3,7 +3,8 @@
 -- index's tokens); `dangling` counts indexed events that no longer exist.
 -- Parameters: $workspace
 WITH texts AS (
-    SELECT event_id, text FROM events WHERE workspace = $workspace AND text IS NOT NULL
+    SELECT event_id, concat_ws(' ', text, CAST(tool_input AS VARCHAR)) AS text FROM events
+    WHERE workspace = $workspace AND (text IS NOT NULL OR tool_input IS NOT NULL)
 ), indexed AS (
     SELECT DISTINCT event_id FROM search_postings WHERE workspace = $workspace
 )

@@ -1,10 +1,12 @@
--- Index the text of the events just inserted (temp table `new_events`).
+-- Index the events just inserted (temp table `new_events`): their text and their tool
+-- input (JSON text), both already redacted.
 -- Parameters: $workspace
 CREATE OR REPLACE TEMP TABLE new_postings AS
 WITH tokens AS (
-    SELECT event_id, unnest(regexp_split_to_array(lower(text), '[^a-z0-9]+')) AS token
+    SELECT event_id,
+           unnest(regexp_split_to_array(lower(concat_ws(' ', text, CAST(tool_input AS VARCHAR))), '[^a-z0-9]+')) AS token
     FROM new_events
-    WHERE text IS NOT NULL
+    WHERE text IS NOT NULL OR tool_input IS NOT NULL
 ), terms AS (
     SELECT event_id, stem(token, 'porter') AS term
     FROM tokens

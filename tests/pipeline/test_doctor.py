@@ -88,7 +88,9 @@ def test_healthy_demo_import_exits_0_with_its_counts(
         assert tables[table] == scalar(catalog, f"SELECT count(*) FROM {table}"), table
     assert tables["events"] == receipt["events"] and tables["usage"] == receipt["usage_rows"]
     index = doc["catalog"]["search_index"]
-    with_text = scalar(catalog, "SELECT count(*) FROM events WHERE text IS NOT NULL")
+    with_text = scalar(
+        catalog, "SELECT count(*) FROM events WHERE text IS NOT NULL OR tool_input IS NOT NULL"
+    )
     assert index["state"] == "ok" and index["events_with_text"] == with_text > 0
     assert index["indexed"] == with_text and index["missing"] == 0
     assert set(doc["catalog"]["orphans"].values()) == {0}

@@ -4,6 +4,7 @@ and index maintenance that is proportional to the new data."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -249,3 +250,23 @@ def test_foreign_altered_or_mismatched_cursors_are_refused(catalog: Path, tmp_pa
     )
     with pytest.raises(ConfigurationError):
         search_page(other, "default", "cache", limit=1, cursor=page.next_cursor)
+
+
+def test_tool_inputs_and_outputs_are_searchable(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    shutil.copytree(FIXTURES / "claude" / "subagents", home)
+    catalog = tmp_path / "c.duckdb"
+    run_import(ImportOptions(catalog=catalog, workspace="default", home=home, env={}))
+    con = duckdb.connect(str(catalog), read_only=True)
+    row = con.execute(
+        "SELECT tool_name, CAST(tool_input AS VARCHAR) FROM events WHERE kind = 'tool_call' LIMIT 1"
+    ).fetchone()
+    result = con.execute(
+        "SELECT text FROM events WHERE kind = 'tool_result' AND text IS NOT NULL LIMIT 1"
+    ).fetchone()
+    con.close()
+    assert row is not None and result is not None
+    word = max(re.findall(r"[a-z]{6,}", row[1].lower().split(":", 1)[-1]), key=len)
+    assert any(h.kind == "tool_call" for h in search(catalog, "default", word, limit=50))
+    out_word = max(re.findall(r"[a-z]{6,}", result[0].lower()), key=len)
+    assert any(h.kind == "tool_result" for h in search(catalog, "default", out_word, limit=50))
