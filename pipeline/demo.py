@@ -225,7 +225,7 @@ _CODE: Final = (
     "\tdefer l.mu.Unlock()",
     "fn search(store: &Store, query: &str) -> Vec<Note> {",
     "    let terms: Vec<&str> = query.split_whitespace().collect();",
-    "# TODO: handle the empty case",
+    "# note: handle the empty case",
     "    return [row for row in rows if row.valid]",
     "def test_entries_expire(tmp_path):",
     "    assert cache.get('k') is None",
@@ -769,7 +769,7 @@ class _Generator:
                 runtime * 8,
             )
         if roll < 0.70:
-            pattern = self.pick(("cache", "expires_at", "def load", "Allow(", "TODO", "retry"))
+            pattern = self.pick(("cache", "expires_at", "def load", "Allow(", "NOTE", "retry"))
             hits = [
                 f"{th.cwd}/{self.pick(project.files)}:{rng.randint(1, 400)}:{self.pick(_CODE)}"
                 for _ in range(rng.randint(1, 8))

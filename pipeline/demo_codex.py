@@ -410,7 +410,7 @@ class _Generator:
                 f"{i:4d}  line {i} of {path}\n" for i in range(1, self.rng.randint(4, 14))
             )
         else:
-            cmd, code = f"rg -n TODO {path.rsplit('/', 1)[0]}", 1
+            cmd, code = f"rg -n retry {path.rsplit('/', 1)[0]}", 1
             body = ""
         args = orjson.dumps({"cmd": cmd, "workdir": ro.cwd, "yield_time_ms": 10000}).decode()
         self.rec(ro, "response_item", {"type": "function_call", "name": "exec_command",
