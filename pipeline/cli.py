@@ -79,6 +79,11 @@ def _guard(debug: bool, action: Callable[[], T]) -> T:
     except KeyboardInterrupt:
         err.print("interrupted")
         raise typer.Exit(130) from None
+    except BrokenPipeError:
+        # The reader of our output went away (e.g. `| head`): stop quietly, as cat does.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise typer.Exit(141) from None
     except Exception as exc:  # the CLI boundary: anything else is a bug, shown in one line
         if debug:
             raise

@@ -46,7 +46,7 @@ class ImportOptions:
     env: Mapping[str, str]
     providers: Sequence[str] = ()
     restart_drifted: bool = False
-    memory_limit: str | None = None
+    memory_limit: str | None = "1GiB"  # DuckDB's ceiling (None: DuckDB's default)
     wait: bool = False
     limits: ExtractLimits = field(default_factory=ExtractLimits)
     build_index: bool = True

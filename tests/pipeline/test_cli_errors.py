@@ -130,3 +130,17 @@ def test_relative_codex_home_is_ignored_with_a_warning(run_cli: CliRunner, tmp_p
     assert "warning: codex: CODEX_HOME='relative/codex' is relative" in proc.stderr
     roots = json.loads(proc.stdout)["roots"]
     assert all(str(r["path"]).startswith(str(tmp_path / ".codex")) for r in roots)
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    catalog = tmp_path / "c.duckdb"
+    home = tmp_path / "home"
+    generate_claude_home(home, sessions=3)
+    subprocess.run([sys.executable, "-m", "agentlake", "import", "--home", str(home), "--catalog", str(catalog)],
+                   check=True, capture_output=True, env=cli_env())  # fmt: skip
+    proc = subprocess.run(
+        f"{sys.executable} -m agentlake sql 'SELECT e.* FROM events e, range(40)' --catalog {catalog} --csv | head -1",
+        shell=True, capture_output=True, text=True, env=cli_env(),
+    )  # fmt: skip
+    assert proc.stdout.startswith("event_id,")
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
