@@ -179,6 +179,12 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
                     batches = extract_job(_job(planned), options.limits)
                 result.sources.append(_run_source(committer, planned, batches))
             committer.flush()
+        except BaseException as exc:
+            # Committed batches stay; the receipt says the run did not finish and why.
+            status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+            detail = {"error": f"{type(exc).__name__}: {exc}"[:500]}
+            writer.finish_import(import_id, status, result.totals(), detail)
+            raise
         finally:
             if extractor is not None:
                 extractor.close()

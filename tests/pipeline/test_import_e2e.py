@@ -223,3 +223,36 @@ def test_providers_prints_the_conformance_matrix(run_cli: CliRunner) -> None:
             assert (REPO / path).exists(), path
     kinds = {f["position_kind"] for r in rows.values() for f in r["formats"]}
     assert kinds == {"byte-offset", "document", "sqlite"}
+
+
+def test_a_failed_run_leaves_a_failed_receipt_and_its_committed_batches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentlake import run as run_module
+    from agentlake.run import ImportOptions, run_import
+
+    home = tmp_path / "home"
+    generate_claude_home(home, sessions=4)
+    catalog = tmp_path / "c.duckdb"
+    calls = {"n": 0}
+    original = run_module._run_source
+
+    def failing(*args: object) -> object:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise RuntimeError("disk went away")
+        return original(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(run_module, "_run_source", failing)
+    with pytest.raises(RuntimeError):
+        run_import(ImportOptions(catalog=catalog, workspace="default", home=home, env={}))
+    assert scalar(catalog, "SELECT status FROM imports") == "failed"
+    assert "disk went away" in scalar(catalog, "SELECT CAST(detail AS VARCHAR) FROM imports")
+    monkeypatch.setattr(run_module, "_run_source", original)
+    result = run_import(ImportOptions(catalog=catalog, workspace="default", home=home, env={}))
+    assert result.exit_code == 0
+    clean = tmp_path / "clean.duckdb"
+    run_import(ImportOptions(catalog=clean, workspace="default", home=home, env={}))
+    assert snapshot(catalog, ("events", "usage", "rejects")) == snapshot(
+        clean, ("events", "usage", "rejects")
+    )
