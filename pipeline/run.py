@@ -182,8 +182,8 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
         except BaseException as exc:
             # Committed batches stay; the receipt says the run did not finish and why.
             status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
-            detail = {"error": f"{type(exc).__name__}: {exc}"[:500]}
-            writer.finish_import(import_id, status, result.totals(), detail)
+            failure = {"error": f"{type(exc).__name__}: {exc}"[:500]}
+            writer.finish_import(import_id, status, result.totals(), failure)
             raise
         finally:
             if extractor is not None:
