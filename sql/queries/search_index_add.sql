@@ -7,18 +7,24 @@ WITH tokens AS (
            unnest(regexp_split_to_array(lower(concat_ws(' ', text, CAST(tool_input AS VARCHAR))), '[^a-z0-9]+')) AS token
     FROM new_events
     WHERE text IS NOT NULL OR tool_input IS NOT NULL
-), terms AS (
-    SELECT event_id, stem(token, 'porter') AS term
+), counted AS (
+    SELECT event_id, token, count(*)::INTEGER AS tf
     FROM tokens
     WHERE length(token) BETWEEN 2 AND 40
       AND token NOT IN ('the', 'and', 'for', 'that', 'this', 'with', 'are', 'was', 'but',
                         'not', 'you', 'have', 'has', 'had', 'its', 'from', 'they', 'will',
                         'would', 'there', 'their', 'what', 'which', 'when', 'can', 'all',
                         'were', 'been', 'into', 'than', 'then', 'them', 'these', 'our', 'out')
-), counted AS (
-    SELECT event_id, term, count(*)::INTEGER AS tf FROM terms GROUP BY ALL
+    GROUP BY ALL
+), stems AS (
+    -- stem each distinct word once, not every occurrence
+    SELECT token, stem(token, 'porter') AS term FROM (SELECT DISTINCT token FROM counted)
+), termed AS (
+    SELECT c.event_id, s.term, sum(c.tf)::INTEGER AS tf
+    FROM counted c JOIN stems s USING (token)
+    GROUP BY ALL
 )
-SELECT event_id, term, tf, (sum(tf) OVER (PARTITION BY event_id))::INTEGER AS dl FROM counted;
+SELECT event_id, term, tf, (sum(tf) OVER (PARTITION BY event_id))::INTEGER AS dl FROM termed;
 
 INSERT INTO search_postings SELECT $workspace, term, event_id, tf, dl FROM new_postings;
 
