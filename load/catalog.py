@@ -21,6 +21,7 @@ import duckdb
 
 from agentlake import sql
 from agentlake.errors import CatalogLocked, CatalogUnusable, ConfigurationError
+from agentlake.load.prices import refresh_prices
 
 SCHEMA_VERSION: Final = max(v for v, _, _ in sql.migrations())
 _PARAM: Final = re.compile(r"\$([a-z_]+)")
@@ -143,6 +144,7 @@ def open_for_write(
             if memory_limit:
                 con.execute("SET memory_limit = ?", [memory_limit])
             migrate(con, path)
+            refresh_prices(con)
             yield con
         finally:
             con.close()

@@ -92,3 +92,15 @@ def scoped_sql(catalog: Path, workspace: str, statement: str) -> pa.Table:
 def _literal(text: str) -> str:
     """A SQL string literal (workspace names are validated to [A-Za-z0-9._-])."""
     return "'" + text.replace("'", "''") + "'"
+
+
+def unpriced_models(catalog: Path, workspace: str) -> pa.Table:
+    """Models of this workspace's calls that have no price (their cost is NULL): model,
+    provider, calls, tokens; most tokens first. A call without a model is listed as NULL."""
+    with open_for_read(catalog) as con:
+        return con.execute(
+            "SELECT model, provider, count(*) AS calls, sum(total_tokens) AS tokens "
+            "FROM usage_costed WHERE workspace = $workspace AND cost_usd IS NULL "
+            "GROUP BY ALL ORDER BY tokens DESC, calls DESC, model, provider",
+            {"workspace": workspace},
+        ).to_arrow_table()
