@@ -312,7 +312,8 @@ _META_CAVEAT: Final = (
 )
 
 
-def _iso(ms: int) -> str:
+def iso_ms(ms: int) -> str:
+    """Epoch milliseconds as ISO-8601 UTC with milliseconds and ``Z`` (how agents write)."""
     d = _EPOCH + timedelta(milliseconds=ms)
     return (
         f"{d.year:04d}-{d.month:02d}-{d.day:02d}T"
@@ -320,7 +321,8 @@ def _iso(ms: int) -> str:
     )
 
 
-def _to_ms(moment: datetime) -> int:
+def epoch_ms(moment: datetime) -> int:
+    """A datetime (naive = UTC) as epoch milliseconds."""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return (moment - _EPOCH) // timedelta(milliseconds=1)
@@ -523,7 +525,7 @@ class _Generator:
 
     def tick(self, th: _Thread, low_ms: int, high_ms: int) -> str:
         th.clock += self.rng.randint(low_ms, high_ms)
-        return _iso(th.clock)
+        return iso_ms(th.clock)
 
     def user_text(
         self,
@@ -905,7 +907,7 @@ class _Generator:
             backups[rel] = {
                 "backupFileName": f"{self.token(16).lower()}@v1",
                 "version": 1,
-                "backupTime": _iso(th.clock),
+                "backupTime": iso_ms(th.clock),
             }
         self.meta(
             th,
@@ -915,7 +917,7 @@ class _Generator:
                 "snapshot": {
                     "messageId": message_id,
                     "trackedFileBackups": backups,
-                    "timestamp": _iso(th.clock),
+                    "timestamp": iso_ms(th.clock),
                 },
                 "isSnapshotUpdate": False,
             },
@@ -925,7 +927,7 @@ class _Generator:
         rec: Json = {
             "type": "queue-operation",
             "operation": operation,
-            "timestamp": _iso(th.clock),
+            "timestamp": iso_ms(th.clock),
             "sessionId": th.session_id,
         }
         if content is not None:
@@ -1073,7 +1075,7 @@ class _Generator:
         boundary["level"] = "info"
         boundary["compactMetadata"] = {"trigger": trigger, "preTokens": th.ctx}
         boundary["uuid"] = self.uuid()
-        boundary["timestamp"] = _iso(th.clock)
+        boundary["timestamp"] = iso_ms(th.clock)
         self.emit(th, boundary)
         self.user_text(
             th,
@@ -1356,7 +1358,7 @@ def generate_claude_home(
         raise ValueError("canaries need at least one session")
     gen = _Generator(home, random.Random(seed), tool_output_bytes)
     try:
-        for plan in _demo_plans(gen, sessions, turns_per_session, _to_ms(start), canaries):
+        for plan in _demo_plans(gen, sessions, turns_per_session, epoch_ms(start), canaries):
             gen.session(plan)
     finally:
         gen.sink.close_all()
@@ -1404,7 +1406,7 @@ def generate_claude_corpus(
     rng = random.Random(seed)
     gen = _Generator(home, rng, tool_output_bytes)
     projects = _corpus_projects(rng)
-    start_ms = _to_ms(start)
+    start_ms = epoch_ms(start)
     cap = max(20, target_lines // 200)
     try:
         while gen.sink.lines < target_lines:

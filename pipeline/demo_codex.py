@@ -29,7 +29,7 @@ from typing import Any, BinaryIO, Final
 
 import orjson
 
-from agentlake.demo import DemoStats
+from agentlake.demo import DemoStats, epoch_ms, iso_ms
 
 __all__ = ["generate_codex_corpus", "generate_codex_home"]
 
@@ -136,20 +136,6 @@ _PERMISSIONS: Final = (
     "<permissions instructions>\nFilesystem sandboxing: workspace-write. "
     "Network access is restricted. Approval policy: on-request.\n</permissions instructions>"
 )
-
-
-def _iso(ms: int) -> str:
-    d = _EPOCH + timedelta(milliseconds=ms)
-    return (
-        f"{d.year:04d}-{d.month:02d}-{d.day:02d}T"
-        f"{d.hour:02d}:{d.minute:02d}:{d.second:02d}.{ms % 1000:03d}Z"
-    )
-
-
-def _to_ms(moment: datetime) -> int:
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return (moment - _EPOCH) // timedelta(milliseconds=1)
 
 
 # --------------------------------------------------------------------------- output
@@ -264,7 +250,7 @@ class _Generator:
 
     def tick(self, ro: _Rollout, low: int, high: int) -> str:
         ro.clock += self.rng.randint(low, high)
-        return _iso(ro.clock)
+        return iso_ms(ro.clock)
 
     def rec(self, ro: _Rollout, kind: str, payload: Json, low: int = 1, high: int = 5) -> None:
         ro.out.write({"timestamp": self.tick(ro, low, high), "type": kind, "payload": payload})
@@ -286,7 +272,7 @@ class _Generator:
             meta["forked_from_id"] = parent
         meta.update(
             {
-                "timestamp": _iso(plan.start_ms),
+                "timestamp": iso_ms(plan.start_ms),
                 "cwd": plan.project.cwd,
                 "originator": "codex_cli_rs",
                 "cli_version": plan.cli,
@@ -301,7 +287,7 @@ class _Generator:
                 },
             }
         )
-        ro.out.write({"timestamp": _iso(plan.start_ms), "type": "session_meta", "payload": meta})
+        ro.out.write({"timestamp": iso_ms(plan.start_ms), "type": "session_meta", "payload": meta})
         return ro
 
     def replay(self, ro: _Rollout, parent: _Rollout) -> None:
@@ -309,7 +295,7 @@ class _Generator:
         base = ro.clock
         last = base - base % 1000 + 999  # Codex stamps the whole replay at the fork's second
         for i, record in enumerate(parent.out.kept):
-            ro.out.write({**record, "timestamp": _iso(min(base + 1 + i // 4, last))})
+            ro.out.write({**record, "timestamp": iso_ms(min(base + 1 + i // 4, last))})
         ro.clock = base + 1000 + self.rng.randint(2000, 9000)
         ro.total = list(parent.total)
         ro.context = parent.context
@@ -579,7 +565,7 @@ def generate_codex_home(
         raise ValueError("sessions must be >= 0")
     rng = random.Random(seed)
     gen = _Generator(home, rng)
-    start_ms = _to_ms(start)
+    start_ms = epoch_ms(start)
     written: list[_Rollout] = []
     for i in range(sessions):
         plan = _Plan(
@@ -627,7 +613,7 @@ def generate_codex_corpus(
         raise ValueError("target_lines must be >= 0, days >= 1")
     rng = random.Random(seed)
     gen = _Generator(home, rng)
-    start_ms = _to_ms(start)
+    start_ms = epoch_ms(start)
     cap = max(4, target_lines // 200 // 12)
     previous: _Rollout | None = None
     while gen.totals.lines < target_lines:

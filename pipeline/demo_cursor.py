@@ -33,7 +33,7 @@ from typing import Any, BinaryIO, Final
 
 import orjson
 
-from agentlake.demo import DemoStats
+from agentlake.demo import DemoStats, epoch_ms, iso_ms
 
 __all__ = ["generate_cursor_corpus", "generate_cursor_home", "slug_of"]
 
@@ -126,15 +126,6 @@ def _clock(ms: int, offset_min: int) -> str:
         f"{_WEEKDAYS[local.weekday()]}, {_MONTHS[local.month - 1]} {local.day}, {local.year}, "
         f"{hour}:{local.minute:02d} {half} ({zone})"
     )
-
-
-def _iso(ms: int) -> str:
-    moment = _EPOCH + timedelta(milliseconds=ms)
-    return f"{moment:%Y-%m-%dT%H:%M:%S}.{ms % 1000:03d}Z"
-
-
-def _to_ms(moment: datetime) -> int:
-    return (moment - _EPOCH) // timedelta(milliseconds=1)
 
 
 # --------------------------------------------------------------------------- output
@@ -297,7 +288,7 @@ class _Writer:
             "bubbleId": self.uuid(),
             "type": 2,
             "text": rng.choice(_REPLIES),
-            "createdAt": _iso(ms),
+            "createdAt": iso_ms(ms),
             "tokenCount": {
                 "inputTokens": rng.randint(2, 12) * scale,
                 "outputTokens": rng.randint(20, 400),
@@ -477,7 +468,7 @@ def generate_cursor_home(home: Path, *, seed: int = 7, sessions: int = 6) -> Dem
     rng = random.Random(seed)
     writer = _Writer(home, rng)
     names = _names(rng)
-    start = _to_ms(datetime(2026, 5, 1, 14, tzinfo=UTC))
+    start = epoch_ms(datetime(2026, 5, 1, 14, tzinfo=UTC))
     try:
         for index in range(sessions):
             plan = _Session(
@@ -532,7 +523,7 @@ def generate_cursor_corpus(
     rng = random.Random(seed)
     writer = _Writer(home, rng)
     names = _names(rng)
-    start_ms = _to_ms(start)
+    start_ms = epoch_ms(start)
     cap = max(4, target_lines // 1000)  # turns; a turn averages about 6 lines
     try:
         while writer.lines < target_lines:

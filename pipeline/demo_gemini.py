@@ -26,13 +26,13 @@ import random
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
 import orjson
 
-from .demo import DemoStats
+from .demo import DemoStats, epoch_ms, iso_ms
 
 __all__ = ["generate_gemini_corpus", "generate_gemini_home"]
 
@@ -40,7 +40,6 @@ Json = dict[str, Any]
 
 _PRO: Final = "gemini-2.5-pro"
 _FLASH: Final = "gemini-2.5-flash"
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _FLUSH_AT: Final = 1 << 20
 
 _PROJECTS: Final = (
@@ -70,18 +69,6 @@ _THOUGHTS: Final = (
     ("Checking callers", "Search for usages of the helper in {f} before renaming it."),
 )
 _INFO: Final = ("Model switched to gemini-2.5-flash", "Memory refreshed from GEMINI.md")
-
-
-def _iso(ms: int) -> str:
-    d = _EPOCH + timedelta(milliseconds=ms)
-    return (
-        f"{d.year:04d}-{d.month:02d}-{d.day:02d}T"
-        f"{d.hour:02d}:{d.minute:02d}:{d.second:02d}.{ms % 1000:03d}Z"
-    )
-
-
-def _to_ms(moment: datetime) -> int:
-    return (moment - _EPOCH) // timedelta(milliseconds=1)
 
 
 def _slug(path: str) -> str:
@@ -213,7 +200,7 @@ class _Session:
                 break
         else:
             self.messages.append(msg)
-        self.write({"$set": {"lastUpdated": _iso(self.now)}})
+        self.write({"$set": {"lastUpdated": iso_ms(self.now)}})
 
 
 class _Generator:
@@ -226,7 +213,7 @@ class _Generator:
 
     def tick(self, s: _Session, low: int, high: int) -> str:
         s.now += self.rng.randint(low, high)
-        return _iso(s.now)
+        return iso_ms(s.now)
 
     def fmt(self, pool: tuple[str, ...], files: tuple[str, ...]) -> str:
         return self.rng.choice(pool).format(f=self.rng.choice(files))
@@ -330,7 +317,7 @@ class _Generator:
         path = self.tmp / _slug(plan.project) / "chats" / s.sid / f"{sub_id}.jsonl"
         sub = _Session(sub_id, self.out.log(path), s.now)
         objective = f"Find where {self.rng.choice(plan.files)} handles errors"
-        start = _iso(sub.now)
+        start = iso_ms(sub.now)
         sub.write({"sessionId": sub_id, "projectHash": _hash(plan.project), "startTime": start,
                    "lastUpdated": start, "kind": "subagent", "directories": [plan.project]})  # fmt: skip
         sub.push({"id": self.uuid(), "timestamp": start, "type": "user",
@@ -346,14 +333,14 @@ class _Generator:
             "id": call_id, "name": "codebase_investigator", "args": {"objective": objective},
             "result": [{"functionResponse": {"id": call_id, "name": "codebase_investigator",
                         "response": {"output": f"Subagent {sub_id} finished: see its report."}}}],
-            "status": "success", "timestamp": _iso(s.now), "displayName": "Codebase Investigator",
+            "status": "success", "timestamp": iso_ms(s.now), "displayName": "Codebase Investigator",
         }  # fmt: skip
 
     def session(self, plan: _Plan) -> None:
         sid = self.uuid()
-        stamp = _iso(plan.start_ms)[:16].replace(":", "-")
+        stamp = iso_ms(plan.start_ms)[:16].replace(":", "-")
         name = f"session-{stamp}-{sid[:8]}"
-        start = _iso(plan.start_ms)
+        start = iso_ms(plan.start_ms)
         if plan.legacy:
             s = _Session(sid, None, plan.start_ms)
         else:
@@ -364,16 +351,16 @@ class _Generator:
         for index in range(plan.turns):
             self.turn(s, plan, index)
             if plan.history_sync and index == plan.turns // 2:
-                s.write({"$set": {"messages": s.messages, "lastUpdated": _iso(s.now)}})
+                s.write({"$set": {"messages": s.messages, "lastUpdated": iso_ms(s.now)}})
         summary = self.fmt(_ASKS, plan.files).capitalize()
         if plan.legacy:
             self.out.document(
                 self.tmp / _hash(plan.project) / "chats" / f"{name}.json",
                 {"sessionId": sid, "projectHash": _hash(plan.project), "startTime": start,
-                 "lastUpdated": _iso(s.now), "messages": s.messages, "summary": summary},
+                 "lastUpdated": iso_ms(s.now), "messages": s.messages, "summary": summary},
             )  # fmt: skip
         else:
-            s.write({"$set": {"summary": summary, "lastUpdated": _iso(s.now)}})
+            s.write({"$set": {"summary": summary, "lastUpdated": iso_ms(s.now)}})
             assert s.log is not None
             s.log.close()
 
@@ -410,7 +397,7 @@ def generate_gemini_home(home: Path, *, seed: int = 7, sessions: int = 6) -> Dem
     out = _Out()
     gen = _Generator(home, rng, out)
     gen.project_files([p for p, _ in _PROJECTS])
-    start = _to_ms(datetime(2026, 5, 1, 9, tzinfo=UTC))
+    start = epoch_ms(datetime(2026, 5, 1, 9, tzinfo=UTC))
     for i in range(sessions):
         project, files = _PROJECTS[i % len(_PROJECTS)]
         gen.session(
@@ -473,7 +460,7 @@ def generate_gemini_corpus(
     rng = random.Random(seed)
     out = _Out()
     gen = _Generator(home, rng, out)
-    plans = _corpus_plans(rng, _to_ms(start), days)
+    plans = _corpus_plans(rng, epoch_ms(start), days)
     seen: set[str] = set()
     while out.lines < target_lines:
         plan = next(plans)
