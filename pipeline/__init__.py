@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from .queries import Period
+    from .reports import Report, ReportKind
     from .run import ImportResult
     from .search import SearchHit
     from .sessions import SessionDetail, SessionPage
@@ -46,11 +46,29 @@ class Lake:
             )
         )
 
-    def report(self, period: Period = "daily", **filters: Any) -> pa.Table:
-        """Usage per period and model (see :class:`agentlake.queries.ReportFilter`)."""
-        from .queries import ReportFilter, period_report
+    def report(
+        self, kind: ReportKind = "daily", *, breakdown: bool = False, **filters: Any
+    ) -> pa.Table:
+        """One row per period, session, model, project or block (filters as in
+        :class:`agentlake.reports.ReportFilter`); with ``breakdown``, one row per model
+        inside each of them."""
+        result = self.report_full(kind, breakdown=breakdown, **filters)
+        return result.breakdown if result.breakdown is not None else result.rows
 
-        return period_report(self.catalog, self.workspace, period, ReportFilter(**filters))
+    def report_full(self, kind: ReportKind = "daily", **options: Any) -> Report:
+        """The whole :class:`agentlake.reports.Report`: rows, breakdown and totals."""
+        from .reports import ReportFilter, report
+
+        breakdown = bool(options.pop("breakdown", False))
+        return report(
+            self.catalog, self.workspace, kind, ReportFilter(**options), breakdown=breakdown
+        )
+
+    def unpriced(self, **filters: Any) -> pa.Table:
+        """Models whose calls have no price, with their token volume."""
+        from .reports import ReportFilter, unpriced
+
+        return unpriced(self.catalog, self.workspace, ReportFilter(**filters))
 
     def search(self, query: str, *, limit: int = 20) -> list[SearchHit]:
         """Ranked full-text search."""

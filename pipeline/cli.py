@@ -27,7 +27,9 @@ from rich.text import Text
 from .config import check_workspace, default_catalog, default_workspace
 from .errors import AgentlakeError
 from .plan import Plan, PlannedSource
-from .queries import ReportFilter, ReportKind, period_report, report, scoped_sql
+from .queries import scoped_sql
+from .reports import ReportFilter, ReportKind, report, unpriced
+from .reports_view import render_report
 from .run import ImportOptions, ImportResult, default_home, plan_import, run_import
 from .search import SearchFilter, SearchHit, search, search_page
 
@@ -41,11 +43,11 @@ err = Console(stderr=True, soft_wrap=True)
 T = TypeVar("T")
 
 CatalogOpt = Annotated[
-    Path | None, typer.Option("--catalog", help="Catalog file [env AGENTLAKE_CATALOG].")
+    Path | None, typer.Option("--catalog", help="Catalog file \\[env AGENTLAKE_CATALOG].")
 ]
 WorkspaceOpt = Annotated[
     str | None,
-    typer.Option("--workspace", help="Workspace [env AGENTLAKE_WORKSPACE; default 'default']."),
+    typer.Option("--workspace", help="Workspace \\[env AGENTLAKE_WORKSPACE; default 'default']."),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a stable JSON document.")]
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show tracebacks.")]
@@ -159,29 +161,13 @@ def _print_csv(table: pa.Table) -> None:
     sys.stdout.write(buf.getvalue())
 
 
-# Human tables show the columns people read; --json and --csv carry every column.
-_HUMAN_COLUMNS = {
-    "period": "period", "session_id": "session", "project_path": "project", "provider": "provider",
-    "model": "model", "models": "models", "calls": "calls", "input_tokens": "input",
-    "output_tokens": "output", "cache_write_tokens": "cache write", "cache_read_tokens": "cache read",
-    "total_tokens": "total", "cost_usd": "cost (USD)",
-}  # fmt: skip
-
-
-def _human(table: pa.Table) -> pa.Table:
-    names = [n for n in _HUMAN_COLUMNS if n in table.column_names]
-    if not names:
-        return table
-    return table.select(names).rename_columns([_HUMAN_COLUMNS[n] for n in names])
-
-
 def _emit(table: pa.Table, *, as_json: bool, as_csv: bool, key: str, title: str | None) -> None:
     if as_json:
         _print_json({key: table.to_pylist()})
     elif as_csv:
         _print_csv(table)
     else:
-        _print_table(_human(table) if key != "rows" else table, title)
+        _print_table(table, title)
 
 
 # -- import ------------------------------------------------------------------------------
@@ -514,26 +500,93 @@ def _highlighted(hit: SearchHit) -> Text:
     return text
 
 
-report_app = typer.Typer(no_args_is_help=True, help="Token usage and cost reports.")
+report_app = typer.Typer(
+    help="Token usage and cost reports (and --unpriced: models without a price)."
+)
 app.add_typer(report_app, name="report")
+
+ReportProviderOpt = Annotated[str | None, typer.Option("--provider", help="Only this provider.")]
+ModelOpt = Annotated[
+    str | None, typer.Option("--model", help="Only models whose name contains this text.")
+]
+ProjectOpt = Annotated[
+    str | None, typer.Option("--project", help="Only projects whose path contains this text.")
+]
+BreakdownOpt = Annotated[
+    bool, typer.Option("--breakdown", help="Per-model rows inside each period, session or project.")
+]
 
 
 def _filter(
-    tz: str, since: datetime | None, until: datetime | None, provider: str | None
+    tz: str,
+    since: datetime | None,
+    until: datetime | None,
+    provider: str | None,
+    model: str | None = None,
+    project: str | None = None,
 ) -> ReportFilter:
     return ReportFilter(
         tz=tz,
         since=since.date() if since else None,
         until=until.date() if until else None,
         provider=provider,
+        model=model,
+        project=project,
     )
 
 
-_REPORT_HELP = {
-    "daily": "Token usage and cost per day and model.",
-    "weekly": "Token usage and cost per week and model.",
-    "monthly": "Token usage and cost per month and model.",
-    "session": "Token usage and cost per session.",
+@report_app.callback(invoke_without_command=True)
+def report_unpriced(
+    ctx: typer.Context,
+    unpriced_: Annotated[
+        bool, typer.Option("--unpriced", help="List the models without a price, with their tokens.")
+    ] = False,
+    tz: TzOpt = "UTC",
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    provider: ReportProviderOpt = None,
+    csv: CsvOpt = False,
+    catalog: CatalogOpt = None,
+    workspace: WorkspaceOpt = None,
+    json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Token usage and cost reports; `agentlake report --unpriced` lists the models whose
+    calls cost NULL because no price is known for them."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if not unpriced_:
+        out.print(ctx.get_help())
+        raise typer.Exit(2)
+
+    def action() -> None:
+        table = unpriced(
+            _catalog(catalog), _workspace(workspace), _filter(tz, since, until, provider)
+        )
+        if json:
+            _print_json({"version": 1, "unpriced": table.to_pylist()})
+        elif csv:
+            _print_csv(table)
+        elif table.num_rows == 0:
+            out.print("every call has a price", highlight=False)
+        else:
+            _print_table(table, "models without a price (cost NULL)")
+            out.print(
+                "price them with a TOML file: agentlake report … --prices FILE (see README)",
+                highlight=False,
+            )
+
+    _guard(debug, action)
+
+
+_REPORT_HELP: dict[ReportKind, str] = {
+    "daily": "Token usage and cost per day.",
+    "weekly": "Token usage and cost per week (Monday to Sunday).",
+    "monthly": "Token usage and cost per month.",
+    "session": "Token usage and cost per session, most recent first.",
+    "model": "Token usage and cost per provider and model, most expensive first.",
+    "project": "Token usage and cost per project, most expensive first.",
+    "blocks": "Token usage and cost per 5-hour billing window (Claude plans).",
 }
 
 
@@ -542,7 +595,10 @@ def _report_command(kind: ReportKind) -> Callable[..., None]:
         tz: TzOpt = "UTC",
         since: SinceOpt = None,
         until: UntilOpt = None,
-        provider: Annotated[str | None, typer.Option("--provider")] = None,
+        provider: ReportProviderOpt = None,
+        model: ModelOpt = None,
+        project: ProjectOpt = None,
+        breakdown: BreakdownOpt = False,
         csv: CsvOpt = False,
         catalog: CatalogOpt = None,
         workspace: WorkspaceOpt = None,
@@ -550,10 +606,16 @@ def _report_command(kind: ReportKind) -> Callable[..., None]:
         debug: DebugOpt = False,
     ) -> None:
         def action() -> None:
-            flt = _filter(tz, since, until, provider)
-            table = report(_catalog(catalog), _workspace(workspace), kind, flt)
-            key = "sessions" if kind == "session" else kind
-            _emit(table, as_json=json, as_csv=csv, key=key, title=f"{kind} usage ({tz})")
+            flt = _filter(tz, since, until, provider, model, project)
+            result = report(
+                _catalog(catalog), _workspace(workspace), kind, flt, breakdown=breakdown
+            )
+            if json:
+                _print_json(result.to_json())
+            elif csv:
+                _print_csv(result.breakdown if result.breakdown is not None else result.rows)
+            else:
+                render_report(out, result)
 
         _guard(debug, action)
 
@@ -561,8 +623,8 @@ def _report_command(kind: ReportKind) -> Callable[..., None]:
     return command
 
 
-for _kind in _REPORT_HELP:
-    report_app.command(_kind)(_report_command(_kind))  # type: ignore[arg-type]
+for _kind, _help in _REPORT_HELP.items():
+    report_app.command(_kind, help=_help)(_report_command(_kind))
 
 
 @app.command("sql")
@@ -610,8 +672,7 @@ def demo(
             f"{totals['usage_rows']:,} model calls in {result.seconds:.2f}s",
             highlight=False,
         )
-        daily = period_report(catalog, "default", "daily", ReportFilter())
-        _print_table(_human(daily), "daily usage (UTC)")
+        render_report(out, report(catalog, "default", "daily", ReportFilter(), breakdown=True))
         query = "cache bug"
         table = Table(title=f"search: {query}")
         for col in ("score", "session", "kind", "snippet"):

@@ -1,27 +1,25 @@
--- Token usage and cost per session (bounds on the session's calls, in time zone $tz).
+-- Usage per session, provider and model (bounds on the session's calls, in zone $tz).
+-- The report rolls these rows up to one per session.
 SELECT
-    u.provider,
-    u.session_id,
-    any_value(s.project_path)     AS project_path,
-    any_value(s.title)            AS title,
-    timezone($tz, min(u.ts))      AS first_activity,
-    timezone($tz, max(u.ts))      AS last_activity,
-    list(DISTINCT coalesce(u.model, '<unknown>') ORDER BY coalesce(u.model, '<unknown>')) AS models,
-    count(*)                      AS calls,
-    sum(u.input_tokens)::BIGINT           AS input_tokens,
-    sum(u.cache_write_tokens)::BIGINT     AS cache_write_tokens,
-    sum(u.cache_write_1h_tokens)::BIGINT  AS cache_write_1h_tokens,
-    sum(u.cache_read_tokens)::BIGINT      AS cache_read_tokens,
-    sum(u.output_tokens)::BIGINT          AS output_tokens,
-    sum(u.reasoning_tokens)::BIGINT       AS reasoning_tokens,
-    sum(u.total_tokens)::BIGINT           AS total_tokens,
-    sum(u.cost_usd)               AS cost_usd
-FROM usage_costed u
+    c.provider,
+    c.session_id,
+    any_value(c.project_path)               AS project_path,
+    any_value(s.title)                      AS title,
+    coalesce(c.model, '<unknown>')          AS model,
+    min(c.local_ts)                         AS first_activity,
+    max(c.local_ts)                         AS last_activity,
+    count(*)                                AS calls,
+    sum(c.input_tokens)::BIGINT             AS input_tokens,
+    sum(c.cache_write_tokens)::BIGINT       AS cache_write_tokens,
+    sum(c.cache_write_1h_tokens)::BIGINT    AS cache_write_1h_tokens,
+    sum(c.cache_read_tokens)::BIGINT        AS cache_read_tokens,
+    sum(c.output_tokens)::BIGINT            AS output_tokens,
+    sum(c.reasoning_tokens)::BIGINT         AS reasoning_tokens,
+    sum(c.total_tokens)::BIGINT             AS total_tokens,
+    sum(c.cost_usd)                         AS cost_usd,
+    count(*) FILTER (c.cost_usd IS NULL)    AS unpriced_calls
+FROM report_calls($workspace, $tz, $since, $until, $provider, $model, $project) c
 LEFT JOIN sessions s
-  ON s.workspace = u.workspace AND s.provider = u.provider AND s.session_id = u.session_id
-WHERE u.workspace = $workspace
-  AND ($provider IS NULL OR u.provider = $provider)
-  AND ($since IS NULL OR CAST(timezone($tz, u.ts) AS DATE) >= $since)
-  AND ($until IS NULL OR CAST(timezone($tz, u.ts) AS DATE) <= $until)
-GROUP BY u.provider, u.session_id
-ORDER BY last_activity DESC
+  ON s.workspace = c.workspace AND s.provider = c.provider AND s.session_id = c.session_id
+GROUP BY c.provider, c.session_id, coalesce(c.model, '<unknown>')
+ORDER BY last_activity DESC, c.provider, c.session_id, model

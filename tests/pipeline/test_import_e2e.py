@@ -204,7 +204,9 @@ def test_demo_command_imports_all_four_providers(run_cli: CliRunner, tmp_path: P
         assert f"synthetic {provider}:" in proc.stdout
     catalog = tmp_path / "demo" / "catalog.duckdb"
     daily = json.loads(run_cli("report", "daily", "--catalog", catalog, "--json").stdout)["daily"]
-    assert {r["provider"] for r in daily} == {"claude-code", "codex", "gemini-cli", "cursor"}
+    assert {p for r in daily for p in r["providers"]} == {
+        "claude-code", "codex", "gemini-cli", "cursor"
+    }  # fmt: skip
     assert "cache bug" in proc.stdout and "fix the cache bug" in proc.stdout
     # the demo home is itself importable again: nothing changes
     again = run_cli("import", "--home", tmp_path / "demo" / "home", "--catalog", catalog, "--json")

@@ -1,0 +1,243 @@
+"""Token usage and cost reports: per period, session, model, project and 5-hour block.
+
+Every report reads the calls of one workspace through the ``report_calls`` table macro
+(sql/queries/report_calls.sql), so the filters mean the same thing everywhere, and
+returns Arrow tables; the CLI decides between a table, JSON and CSV.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, Final, Literal, get_args
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import duckdb
+import polars as pl
+import pyarrow as pa
+
+from agentlake import sql
+from agentlake.load.catalog import open_for_read
+
+from .errors import ConfigurationError
+
+
+@dataclass(frozen=True, slots=True)
+class ReportFilter:
+    """Bounds shared by every report: the zone that defines days (IANA name), inclusive
+    first and last day in that zone, one provider, and case-insensitive substrings of the
+    model name and of the session's project path. ``None`` leaves a bound open."""
+
+    tz: str = "UTC"
+    since: date | None = None
+    until: date | None = None
+    provider: str | None = None
+    model: str | None = None
+    project: str | None = None
+
+    def __post_init__(self) -> None:
+        try:
+            ZoneInfo(self.tz)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ConfigurationError(
+                f"unknown time zone {self.tz!r}; use an IANA name such as Europe/Berlin"
+            ) from None
+        if self.since and self.until and self.since > self.until:
+            raise ConfigurationError(f"--since {self.since} is after --until {self.until}")
+
+    def to_json(self) -> dict[str, Any]:
+        """The filter as the ``filters`` member of a report's JSON document."""
+        return {
+            f: getattr(self, f) for f in ("tz", "since", "until", "provider", "model", "project")
+        }
+
+    def params(self, workspace: str) -> dict[str, object]:
+        """The named parameters of every report query (``report_calls`` arguments)."""
+        return {
+            "workspace": workspace, "tz": self.tz, "since": self.since, "until": self.until,
+            "provider": self.provider, "model": self.model, "project": self.project,
+        }  # fmt: skip
+
+
+@contextmanager
+def report_connection(catalog: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection to the catalog with the ``report_calls`` macro defined.
+    Use it as ``FROM report_calls($workspace, $tz, $since, $until, $provider, $model,
+    $project)`` with :meth:`ReportFilter.params`."""
+    with open_for_read(catalog) as con:
+        con.execute(sql.query("report_calls"))
+        yield con
+
+
+ReportKind = Literal["daily", "weekly", "monthly", "session", "model", "project", "blocks"]
+REPORT_KINDS: Final[tuple[ReportKind, ...]] = get_args(ReportKind)
+_UNITS: Final = {"daily": "day", "weekly": "week", "monthly": "month"}
+# The columns that identify a row of each report (the rest are measures).
+_KEYS: Final[dict[str, tuple[str, ...]]] = {
+    "daily": ("period",),
+    "weekly": ("period",),
+    "monthly": ("period",),
+    "session": ("provider", "session_id", "project_path", "title"),
+    "model": ("provider", "model"),
+    "project": ("project_path",),
+}
+# The JSON key of each report's rows (ccusage's names where it has the report).
+ROWS_KEY: Final[dict[str, str]] = {
+    "daily": "daily", "weekly": "weekly", "monthly": "monthly", "session": "sessions",
+    "model": "models", "project": "projects", "blocks": "blocks",
+}  # fmt: skip
+TOKEN_COLUMNS: Final = (
+    "input_tokens", "cache_write_tokens", "cache_write_1h_tokens", "cache_read_tokens",
+    "output_tokens", "reasoning_tokens", "total_tokens",
+)  # fmt: skip
+_BREAKDOWN_KINDS: Final = ("daily", "weekly", "monthly", "session", "project")
+JSON_VERSION: Final = 1
+_COST_DIGITS: Final = 9
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """One report: ``rows`` (one per period, session, model, project or block, in the
+    report's order), ``breakdown`` (one row per row key × provider × model, when asked
+    for) and ``totals`` over all rows (``cost_usd`` sums the priced calls; it is ``None``
+    when no call is priced)."""
+
+    kind: ReportKind
+    filter: ReportFilter
+    rows: pa.Table
+    breakdown: pa.Table | None
+    totals: dict[str, Any]
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        """The columns that identify a row."""
+        return _KEYS.get(self.kind, ("block_start",))
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable ``--json`` document (shape documented in README "Reports")."""
+        rows = self.rows.to_pylist()
+        if self.breakdown is not None:
+            nested: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+            for item in self.breakdown.to_pylist():
+                key = tuple(item.pop(k) for k in self.keys)
+                nested.setdefault(key, []).append(item)
+            for row in rows:
+                row["breakdown"] = nested.get(tuple(row[k] for k in self.keys), [])
+        return {
+            "version": JSON_VERSION,
+            "report": self.kind,
+            "filters": self.filter.to_json(),
+            ROWS_KEY[self.kind]: rows,
+            "totals": self.totals,
+        }
+
+
+def report(
+    catalog: Path,
+    workspace: str,
+    kind: ReportKind,
+    flt: ReportFilter,
+    *,
+    breakdown: bool = False,
+    now: datetime | None = None,
+) -> Report:
+    """Token usage and cost of this workspace's calls inside ``flt``, per ``kind``:
+    ``daily``/``weekly``/``monthly`` (periods in ``flt.tz``, oldest first), ``session``
+    (most recent first), ``model`` and ``project`` (most expensive first) or ``blocks``
+    (5-hour billing windows, oldest first; ``now`` decides which one is active).
+    ``breakdown`` adds per-model rows inside each period, session or project."""
+    if breakdown and kind not in _BREAKDOWN_KINDS:
+        raise ConfigurationError(
+            f"--breakdown applies to the {', '.join(_BREAKDOWN_KINDS)} reports, not {kind}"
+        )
+    if kind == "blocks":
+        from .blocks import blocks_report
+
+        rows = _settle(_frame(blocks_report(catalog, workspace, flt, now=now)))
+        return Report(kind, flt, rows.to_arrow(), None, _totals(rows))
+    params = flt.params(workspace)
+    if kind in _UNITS:
+        query, params["unit"] = sql.query("report_period"), _UNITS[kind]
+    else:
+        query = sql.query(f"report_{kind}")
+    with report_connection(catalog) as con:
+        detail = _frame(con.execute(query, params).to_arrow_table())
+    if kind == "model":
+        rows = _settle(detail)
+        return Report(kind, flt, rows.to_arrow(), None, _totals(rows))
+    rows = _settle(_rollup(detail, _KEYS[kind]))
+    if kind == "project":
+        rows = rows.sort(
+            ["cost_usd", "total_tokens", "project_path"],
+            descending=[True, True, False],
+            nulls_last=True,
+        )
+    parts = _settle(detail.drop("project_sessions", strict=False)) if breakdown else None
+    return Report(
+        kind, flt, rows.to_arrow(), None if parts is None else parts.to_arrow(), _totals(rows)
+    )
+
+
+def _settle(frame: pl.DataFrame) -> pl.DataFrame:
+    """Costs rounded to 1e-9 USD, so that one amount prints the same in every report
+    whatever order its calls were summed in."""
+    money = [c for c in frame.columns if c == "cost_usd" or c.endswith(("_cost_usd", "per_hour"))]
+    return frame.with_columns(pl.col(money).round(_COST_DIGITS))
+
+
+def _frame(table: pa.Table) -> pl.DataFrame:
+    frame = pl.from_arrow(table)
+    assert isinstance(frame, pl.DataFrame)
+    return frame
+
+
+def _cost_sum(column: str = "cost_usd") -> pl.Expr:
+    """The sum of the priced values, NULL when none is priced (polars' sum would say 0)."""
+    return pl.when(pl.col(column).is_not_null().any()).then(pl.col(column).sum())
+
+
+def _rollup(detail: pl.DataFrame, keys: tuple[str, ...]) -> pl.DataFrame:
+    """One row per key from the per-(key, provider, model) rows, in first-seen order."""
+    extra: list[pl.Expr] = []
+    if "provider" not in keys:
+        extra.append(pl.col("provider").unique().sort().alias("providers"))
+    if "project_sessions" in detail.columns:
+        extra.append(pl.col("project_sessions").first().alias("sessions"))
+    return detail.group_by(keys, maintain_order=True).agg(
+        pl.col("first_activity").min(),
+        pl.col("last_activity").max(),
+        *extra,
+        pl.col("model").unique().sort().alias("models"),
+        pl.col("calls").sum(),
+        *(pl.col(c).sum() for c in TOKEN_COLUMNS),
+        _cost_sum(),
+        pl.col("unpriced_calls").sum(),
+    )
+
+
+def _totals(rows: pl.DataFrame) -> dict[str, Any]:
+    """Sums over every row of a report."""
+    if rows.is_empty():
+        return {
+            "calls": 0,
+            **dict.fromkeys(TOKEN_COLUMNS, 0),
+            "cost_usd": None,
+            "unpriced_calls": 0,
+        }
+    total = rows.select(
+        pl.col("calls").sum(),
+        *(pl.col(c).sum() for c in TOKEN_COLUMNS),
+        _cost_sum(),
+        pl.col("unpriced_calls").sum(),
+    )
+    return _settle(total).row(0, named=True)
+
+
+def unpriced(catalog: Path, workspace: str, flt: ReportFilter) -> pa.Table:
+    """Models of the calls inside ``flt`` that have no price (their cost is NULL), with
+    their calls and token volume, most tokens first."""
+    with report_connection(catalog) as con:
+        return con.execute(sql.query("report_unpriced"), flt.params(workspace)).to_arrow_table()
