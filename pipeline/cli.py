@@ -138,6 +138,8 @@ def _print_table(table: pa.Table, title: str | None = None) -> None:
 def _cell(value: Any) -> str:
     if value is None:
         return "—"
+    if isinstance(value, Decimal) and value == value.to_integral_value():
+        return f"{int(value):,}"  # sums of integer columns arrive as DECIMAL(38,0)
     if isinstance(value, (float, Decimal)):
         return f"{value:,.4f}"
     if isinstance(value, int) and not isinstance(value, bool):

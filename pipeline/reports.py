@@ -28,8 +28,9 @@ from .errors import ConfigurationError
 @dataclass(frozen=True, slots=True)
 class ReportFilter:
     """Bounds shared by every report: the zone that defines days (IANA name), inclusive
-    first and last day in that zone, one provider, and case-insensitive substrings of the
-    model name and of the session's project path. ``None`` leaves a bound open."""
+    first and last day in that zone, one provider (id or alias), and case-insensitive
+    substrings of the model name and of the session's project path. ``None`` leaves a
+    bound open."""
 
     tz: str = "UTC"
     since: date | None = None
@@ -47,6 +48,16 @@ class ReportFilter:
             ) from None
         if self.since and self.until and self.since > self.until:
             raise ConfigurationError(f"--since {self.since} is after --until {self.until}")
+        if self.provider is not None:
+            from agentlake.extract.providers import resolve
+
+            try:
+                object.__setattr__(self, "provider", resolve(self.provider).id)
+            except KeyError:
+                raise ConfigurationError(
+                    f"unknown provider {self.provider!r}; "
+                    "'agentlake providers' lists the ids and aliases"
+                ) from None
 
     def to_json(self) -> dict[str, Any]:
         """The filter as the ``filters`` member of a report's JSON document."""

@@ -288,3 +288,12 @@ def test_human_table_has_totals_and_an_unpriced_footnote(demo_catalog: Path) -> 
     assert result.exit_code == 0
     assert "Total" in result.stdout
     assert "without a price" in result.stdout and "report --unpriced" in result.stdout
+
+
+def test_provider_aliases_are_accepted_and_unknown_ones_refused(calls: Calls) -> None:
+    calls.add("2026-03-01 10:00:00+00")
+    calls.add("2026-03-01 10:00:00+00", provider="codex", model="gpt-5", session="x")
+    catalog = calls.catalog
+    assert [r["calls"] for r in rows(catalog, "daily", provider="claude")] == [1]
+    with pytest.raises(ConfigurationError, match="unknown provider 'claud'"):
+        ReportFilter(provider="claud")
