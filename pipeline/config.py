@@ -1,10 +1,18 @@
-"""Where the catalog lives and which workspace a command acts on."""
+"""Where the catalog lives, which workspace a command acts on, and the user's config file
+(``config.toml``: user price overrides)."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
 from pathlib import Path
+
+from agentlake.load.prices import (
+    PriceOverrides,
+    load_price_overrides,
+    parse_price_models,
+    read_toml,
+)
 
 from .errors import ConfigurationError
 
@@ -59,3 +67,80 @@ def parse_size(text: str) -> int:
     if value <= 0:
         raise ConfigurationError(f"invalid size {text!r}: must be positive")
     return int(value * factor)
+
+
+def config_path(env: Mapping[str, str] | None = None) -> Path:
+    """``$AGENTLAKE_CONFIG``, else ``$XDG_CONFIG_HOME/agentlake/config.toml``
+    (``~/.config/agentlake/config.toml``)."""
+    env = os.environ if env is None else env
+    if env.get("AGENTLAKE_CONFIG"):
+        return Path(env["AGENTLAKE_CONFIG"]).expanduser()
+    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base).expanduser() / "agentlake" / "config.toml"
+
+
+def price_overrides_from_config(env: Mapping[str, str] | None = None) -> PriceOverrides | None:
+    """The user prices the config file (:func:`config_path`) declares, or None when it
+    declares none or does not exist. Its ``[prices]`` table may name a price file
+    (``file = "path"``, relative to the config file's directory, ``~`` expanded) and hold
+    ``[prices.models."name"]`` tables in the same format (agentlake.load.prices); with
+    both, an inline table wins over the file's entry of the same model. A broken config
+    file raises :class:`ConfigurationError` naming it."""
+    path = config_path(env)
+    if not path.exists():
+        return None
+    doc = read_toml(path, what="config file")
+    for section in doc:
+        if section != "prices":
+            raise ConfigurationError(
+                f"{path}: unknown config section [{section}]; this agentlake reads [prices]"
+            )
+    prices = doc.get("prices")
+    if prices is None:
+        return None
+    if not isinstance(prices, dict):
+        raise ConfigurationError(
+            f'{path}: prices must be a table; write [prices] with file = "..." or '
+            '[prices.models."<model name>"] tables'
+        )
+    for key in prices:
+        if key not in ("file", "models"):
+            raise ConfigurationError(
+                f'{path}: unknown key {key!r} in [prices]; use file or [prices.models."<model name>"]'
+            )
+    found: list[PriceOverrides] = []
+    if "file" in prices:
+        found.append(load_price_overrides(_prices_file(path, prices["file"])))
+    if "models" in prices:
+        found.append(parse_price_models(prices["models"], path=path, table="prices.models"))
+    if not found:
+        return None
+    return found[0] if len(found) == 1 else found[0].merged(found[1])
+
+
+def _prices_file(config: Path, value: object) -> Path:
+    """The price file named by ``[prices] file`` of the config file ``config``."""
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigurationError(
+            f"{config}: prices.file = {value!r} is not a path; write it in quotes, "
+            'e.g. file = "prices.toml"'
+        )
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        path = config.parent / path
+    if not path.is_file():
+        raise ConfigurationError(
+            f"{config}: prices.file names {path}, which is not a file; fix the path "
+            "(a relative one starts at the config file's directory)"
+        )
+    return path
+
+
+def resolve_price_overrides(
+    prices_file: Path | None, env: Mapping[str, str] | None = None
+) -> PriceOverrides | None:
+    """The user prices in force: an explicit ``--prices FILE`` replaces the config
+    file's (which is then not read); else those of the config file, if any."""
+    if prices_file is not None:
+        return load_price_overrides(prices_file.expanduser())
+    return price_overrides_from_config(env)
