@@ -144,7 +144,10 @@ def normalize_usage(raw: pa.Table, provider: str, source_id: str = "") -> pa.Tab
         )
         .with_columns(pl.coalesce("rank", "total_tokens").alias("merge_rank"))
         .filter(pl.col("ts").is_not_null())
-        .sort(["merge_rank", "source_id", "source_offset"], descending=[True, False, False])
+        .sort(
+            ["merge_rank", "session_id", "source_offset", "source_id"],
+            descending=[True, False, False, False],
+        )
         .unique("call_id", keep="first", maintain_order=True)
         .select(
             "call_id",

@@ -4,9 +4,10 @@
 --   * a message id whose copies are all sidechain keeps exactly one;
 --   * otherwise one row per call_id (message id, request id): the highest merge_rank
 --     wins (Claude: the largest token total; append logs: the latest copy);
---     ties (verbatim copies, e.g. a resumed session) go to the smallest (source_id,
---     source_offset), a pure function of the candidates, so the winner does not depend
---     on which file was imported first; a replayed identical row keeps the existing one.
+--     ties (verbatim copies, e.g. a resumed session) go to the smallest (session_id,
+--     source_offset, source_id), a pure function of the candidates' provider-native
+--     identity first, so the winner depends neither on which file was imported first
+--     nor on where the home lives; a replayed identical row keeps the existing one.
 -- Winners(old ∪ new) = Winners(Winners(old) ∪ new), so running it batch by batch gives
 -- the same catalog as one global pass. Parameters: $workspace, $import_id
 CREATE OR REPLACE TEMP TABLE usage_candidates AS
@@ -39,7 +40,7 @@ SELECT * EXCLUDE (has_main)
 FROM kept
 QUALIFY row_number() OVER (
     PARTITION BY CASE WHEN has_main THEN call_id ELSE provider || ':' || coalesce(message_id, call_id) END
-    ORDER BY merge_rank DESC, source_id, source_offset, existing DESC
+    ORDER BY merge_rank DESC, session_id, source_offset, source_id, existing DESC
 ) = 1;
 
 DELETE FROM usage u

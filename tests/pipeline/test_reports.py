@@ -113,7 +113,10 @@ def test_tz_moves_a_call_across_midnight(calls: Calls) -> None:
     calls.add("2026-03-02 00:30:00+00")
     catalog = calls.catalog
     utc = rows(catalog, "daily")
-    assert [(r["period"], r["calls"]) for r in utc] == [(date(2026, 3, 1), 1), (date(2026, 3, 2), 1)]
+    assert [(r["period"], r["calls"]) for r in utc] == [
+        (date(2026, 3, 1), 1),
+        (date(2026, 3, 2), 1),
+    ]
     berlin = rows(catalog, "daily", tz="Europe/Berlin")  # UTC+1 in March
     assert [(r["period"], r["calls"]) for r in berlin] == [(date(2026, 3, 2), 2)]
     la = rows(catalog, "daily", tz="America/Los_Angeles")  # UTC-8
@@ -244,7 +247,6 @@ SNAPSHOT_CASES = {
     "session": ["report", "session", "--since", "2026-05-04"],
     "model": ["report", "model"],
     "project_breakdown": ["report", "project", "--breakdown", "--model", "claude"],
-    "unpriced": ["report", "--unpriced"],
 }
 
 
@@ -283,11 +285,15 @@ def test_csv_with_breakdown_has_one_line_per_model(demo_catalog: Path) -> None:
     assert detail is not None and len(lines) - 1 == detail.num_rows
 
 
-def test_human_table_has_totals_and_an_unpriced_footnote(demo_catalog: Path) -> None:
-    result = CliRunner().invoke(app, ["report", "daily", "--catalog", str(demo_catalog)])
+def test_human_table_has_totals_and_an_unpriced_footnote(calls: Calls) -> None:
+    calls.add("2026-03-01 10:00:00+00")
+    calls.add("2026-03-02 10:00:00+00", model="house-model-7")
+    args = ["report", "daily", "--catalog", str(calls.catalog)]
+    result = CliRunner().invoke(app, args)
     assert result.exit_code == 0
     assert "Total" in result.stdout
-    assert "without a price" in result.stdout and "report --unpriced" in result.stdout
+    assert "1 call(s) of models without a price" in result.stdout
+    assert "report --unpriced" in result.stdout
 
 
 def test_provider_aliases_are_accepted_and_unknown_ones_refused(calls: Calls) -> None:
@@ -297,3 +303,88 @@ def test_provider_aliases_are_accepted_and_unknown_ones_refused(calls: Calls) ->
     assert [r["calls"] for r in rows(catalog, "daily", provider="claude")] == [1]
     with pytest.raises(ConfigurationError, match="unknown provider 'claud'"):
         ReportFilter(provider="claud")
+
+
+def test_unpriced_json_document(calls: Calls) -> None:
+    calls.add("2026-03-01 10:00:00+00")
+    calls.add("2026-03-02 10:00:00+00", model="house-model-7", input=40, output=2)
+    calls.add("2026-03-02 11:00:00+00", model="<synthetic>", input=0, output=0)
+    args = ["report", "--unpriced", "--json", "--catalog", str(calls.catalog)]
+    doc = json.loads(CliRunner().invoke(app, args).stdout)
+    assert doc == {
+        "version": 1,
+        "unpriced": [
+            {"model": "house-model-7", "provider": "claude-code",
+             "first_activity": "2026-03-02T10:00:00", "last_activity": "2026-03-02T10:00:00",
+             "calls": 1, "input_tokens": 40, "cache_write_tokens": 0, "cache_read_tokens": 0,
+             "output_tokens": 2, "total_tokens": 42}
+        ],
+    }  # fmt: skip
+    human = CliRunner().invoke(app, args[:2] + args[3:])
+    assert "house-model-7" in human.stdout and "--prices FILE" in human.stdout
+
+
+def test_reports_do_not_depend_on_where_the_home_lives(demo_catalog: Path, tmp_path: Path) -> None:
+    # The demo has resumed-session copies: verbatim duplicate calls in two files. Which
+    # session keeps such a call must not depend on the files' paths.
+    home = tmp_path / "somewhere" / "else" / "home"
+    generate_demo_home(home)
+    catalog = tmp_path / "other.duckdb"
+    options = ImportOptions(catalog=catalog, workspace="default", home=home, env={})
+    assert run_import(options).exit_code == 0
+    for kind in ("session", "project", "model"):
+        here = report(demo_catalog, "default", kind, ReportFilter()).to_json()
+        there = report(catalog, "default", kind, ReportFilter()).to_json()
+        assert here == there, kind
+
+
+# -- user prices on the command line -----------------------------------------------------
+
+
+def test_prices_file_and_config_file_price_an_unknown_model(calls: Calls, tmp_path: Path) -> None:
+    calls.add("2026-03-01 10:00:00+00", model="house-model-7", input=2_000_000, output=100_000)
+    catalog = str(calls.catalog)
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."house-model"]\ninput = 1.0\noutput = 8.0\nmatch = "prefix"\n')
+    base = ["report", "model", "--json", "--catalog", catalog]
+    empty_env = {"AGENTLAKE_CONFIG": str(tmp_path / "none.toml")}
+    unpriced_doc = json.loads(CliRunner().invoke(app, base, env=empty_env).stdout)
+    assert unpriced_doc["totals"]["cost_usd"] is None
+    doc = json.loads(CliRunner().invoke(app, [*base, "--prices", str(prices)]).stdout)
+    assert doc["totals"]["cost_usd"] == pytest.approx(2.0 + 0.8)
+    assert doc["totals"]["unpriced_calls"] == 0
+    config = tmp_path / "config.toml"
+    config.write_text('[prices.models."house-model-7"]\ninput = 2.0\noutput = 8.0\n')
+    via_config = CliRunner().invoke(app, base, env={"AGENTLAKE_CONFIG": str(config)})
+    assert json.loads(via_config.stdout)["totals"]["cost_usd"] == pytest.approx(4.0 + 0.8)
+    # an explicit file replaces the config's prices
+    both = CliRunner().invoke(
+        app, [*base, "--prices", str(prices)], env={"AGENTLAKE_CONFIG": str(config)}
+    )
+    assert json.loads(both.stdout)["totals"]["cost_usd"] == pytest.approx(2.8)
+    listed = CliRunner().invoke(
+        app, ["prices", "list", "--model", "house", "--catalog", catalog, "--json",
+              "--prices", str(prices)],
+    )  # fmt: skip
+    assert [(r["source"], r["model"]) for r in json.loads(listed.stdout)["prices"]] == [
+        ("user", "house-model")
+    ]
+
+
+def test_a_broken_prices_file_is_one_line_and_exit_2(calls: Calls, tmp_path: Path) -> None:
+    calls.add("2026-03-01 10:00:00+00")
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[models."x"]\ninput = -1\noutput = 2\n')
+    args = ["report", "daily", "--catalog", str(calls.catalog), "--prices", str(prices)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and str(prices) in lines[0] and 'models."x"' in lines[0]
+
+
+def test_prices_refresh_offline_materializes_the_bundled_snapshot(calls: Calls) -> None:
+    calls.add("2026-03-01 10:00:00+00")
+    args = ["prices", "refresh", "--offline", "--json", "--catalog", str(calls.catalog)]
+    doc = json.loads(CliRunner().invoke(app, args).stdout)
+    assert doc["refreshed"] is True and doc["source"] == "bundled"
+    assert doc["models"] > 100 and doc["label"].startswith("genai-prices ")
