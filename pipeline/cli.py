@@ -24,12 +24,17 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from rich.table import Table
 from rich.text import Text
 
-from .config import check_workspace, default_catalog, default_workspace
+from .config import (
+    check_workspace,
+    default_catalog,
+    default_workspace,
+    resolve_price_overrides,
+)
 from .errors import AgentlakeError
 from .plan import Plan, PlannedSource
 from .queries import scoped_sql
 from .reports import ReportFilter, ReportKind, report, unpriced
-from .reports_view import render_report
+from .reports_view import render_report, render_unpriced
 from .run import ImportOptions, ImportResult, default_home, plan_import, run_import
 from .search import SearchFilter, SearchHit, search, search_page
 
@@ -514,6 +519,13 @@ ModelOpt = Annotated[
 ProjectOpt = Annotated[
     str | None, typer.Option("--project", help="Only projects whose path contains this text.")
 ]
+PricesOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--prices",
+        help="TOML file of price overrides (replaces the config file's) \\[see README].",
+    ),
+]
 BreakdownOpt = Annotated[
     bool, typer.Option("--breakdown", help="Per-model rows inside each period, session or project.")
 ]
@@ -547,6 +559,7 @@ def report_unpriced(
     since: SinceOpt = None,
     until: UntilOpt = None,
     provider: ReportProviderOpt = None,
+    prices: PricesOpt = None,
     csv: CsvOpt = False,
     catalog: CatalogOpt = None,
     workspace: WorkspaceOpt = None,
@@ -563,20 +576,17 @@ def report_unpriced(
 
     def action() -> None:
         table = unpriced(
-            _catalog(catalog), _workspace(workspace), _filter(tz, since, until, provider)
+            _catalog(catalog),
+            _workspace(workspace),
+            _filter(tz, since, until, provider),
+            prices=resolve_price_overrides(prices),
         )
         if json:
             _print_json({"version": 1, "unpriced": table.to_pylist()})
         elif csv:
             _print_csv(table)
-        elif table.num_rows == 0:
-            out.print("every call has a price", highlight=False)
         else:
-            _print_table(table, "models without a price (cost NULL)")
-            out.print(
-                "price them with a TOML file: agentlake report … --prices FILE (see README)",
-                highlight=False,
-            )
+            render_unpriced(out, table)
 
     _guard(debug, action)
 
@@ -601,6 +611,7 @@ def _report_command(kind: ReportKind) -> Callable[..., None]:
         model: ModelOpt = None,
         project: ProjectOpt = None,
         breakdown: BreakdownOpt = False,
+        prices: PricesOpt = None,
         csv: CsvOpt = False,
         catalog: CatalogOpt = None,
         workspace: WorkspaceOpt = None,
@@ -610,7 +621,12 @@ def _report_command(kind: ReportKind) -> Callable[..., None]:
         def action() -> None:
             flt = _filter(tz, since, until, provider, model, project)
             result = report(
-                _catalog(catalog), _workspace(workspace), kind, flt, breakdown=breakdown
+                _catalog(catalog),
+                _workspace(workspace),
+                kind,
+                flt,
+                breakdown=breakdown,
+                prices=resolve_price_overrides(prices),
             )
             if json:
                 _print_json(result.to_json())
@@ -629,11 +645,75 @@ for _kind, _help in _REPORT_HELP.items():
     report_app.command(_kind, help=_help)(_report_command(_kind))
 
 
+prices_app = typer.Typer(no_args_is_help=True, help="The prices costs are computed with.")
+app.add_typer(prices_app, name="prices")
+
+
+@prices_app.command("refresh")
+def prices_refresh(
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Use the installed package's bundled snapshot.")
+    ] = False,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds per request.")] = 10.0,
+    wait: Annotated[bool, typer.Option("--wait", help="Wait for a running import.")] = False,
+    catalog: CatalogOpt = None,
+    json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Fetch the latest genai-prices data (or, offline or unreachable, keep the bundled
+    snapshot) into the catalog's prices."""
+    from .pricing import refresh
+
+    def action() -> None:
+        result = refresh(_catalog(catalog), network=not offline, timeout=timeout, wait=wait)
+        if json:
+            _print_json(
+                {"version": 1, "source": result.source, "label": result.label,
+                 "package_version": result.package_version, "models": result.models,
+                 "rows": result.rows, "refreshed": result.refreshed, "message": result.message}
+            )  # fmt: skip
+        else:
+            (out if result.refreshed else err).print(result.message, highlight=False)
+
+    _guard(debug, action)
+
+
+@prices_app.command("list")
+def prices_list(
+    model: Annotated[
+        str | None, typer.Option("--model", help="Only models whose id contains this text.")
+    ] = None,
+    prices: PricesOpt = None,
+    csv: CsvOpt = False,
+    catalog: CatalogOpt = None,
+    json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """The prices in force, USD per million tokens (user overrides first)."""
+    from .pricing import list_prices
+
+    def action() -> None:
+        overrides = resolve_price_overrides(prices)
+        table = list_prices(_catalog(catalog), model=model, prices=overrides)
+        if json or csv:
+            _emit(table, as_json=json, as_csv=csv, key="prices", title=None)
+            return
+        shown = {"provider_id": "provider", "model": "model", "valid_from": "from",
+                 "input_per_mtok": "input", "output_per_mtok": "output",
+                 "cache_read_per_mtok": "cache read", "cache_write_per_mtok": "cache write",
+                 "cache_write_1h_per_mtok": "1h write"}  # fmt: skip
+        view = table.select(list(shown)).rename_columns(list(shown.values()))
+        _print_table(view, "prices in force, USD per million tokens")
+
+    _guard(debug, action)
+
+
 @app.command("sql")
 def sql_(
     statement: Annotated[
         str, typer.Argument(help="One SQL statement; tables are scoped to the workspace.")
     ],
+    prices: PricesOpt = None,
     csv: CsvOpt = False,
     catalog: CatalogOpt = None,
     workspace: WorkspaceOpt = None,
@@ -643,7 +723,12 @@ def sql_(
     """Run read-only SQL over the catalog."""
 
     def action() -> None:
-        table = scoped_sql(_catalog(catalog), _workspace(workspace), statement)
+        table = scoped_sql(
+            _catalog(catalog),
+            _workspace(workspace),
+            statement,
+            prices=resolve_price_overrides(prices),
+        )
         _emit(table, as_json=json, as_csv=csv, key="rows", title=None)
 
     _guard(debug, action)

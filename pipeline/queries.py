@@ -10,6 +10,7 @@ import duckdb
 import pyarrow as pa
 
 from agentlake.load.catalog import open_for_read
+from agentlake.load.prices import PriceOverrides, apply_price_overrides
 
 from .errors import ConfigurationError
 
@@ -25,10 +26,15 @@ SCOPED_TABLES: Final = (
 )
 
 
-def scoped_sql(catalog: Path, workspace: str, statement: str) -> pa.Table:
+def scoped_sql(
+    catalog: Path, workspace: str, statement: str, *, prices: PriceOverrides | None = None
+) -> pa.Table:
     """Run one read-only statement where every catalog table and view is replaced by a
-    temporary view of this workspace's rows."""
+    temporary view of this workspace's rows, with the user's ``prices`` (if any) in force
+    for ``usage_costed`` and ``usage_daily``."""
     with open_for_read(catalog) as con:
+        if prices is not None:
+            apply_price_overrides(con, prices)
         row = con.execute("SELECT current_database()").fetchone()
         assert row is not None
         database = '"' + str(row[0]).replace('"', '""') + '"'
@@ -46,15 +52,3 @@ def scoped_sql(catalog: Path, workspace: str, statement: str) -> pa.Table:
 def _literal(text: str) -> str:
     """A SQL string literal (workspace names are validated to [A-Za-z0-9._-])."""
     return "'" + text.replace("'", "''") + "'"
-
-
-def unpriced_models(catalog: Path, workspace: str) -> pa.Table:
-    """Models of this workspace's calls that have no price (their cost is NULL): model,
-    provider, calls, tokens; most tokens first. A call without a model is listed as NULL."""
-    with open_for_read(catalog) as con:
-        return con.execute(
-            "SELECT model, provider, count(*) AS calls, sum(total_tokens) AS tokens "
-            "FROM usage_costed WHERE workspace = $workspace AND cost_usd IS NULL "
-            "GROUP BY ALL ORDER BY tokens DESC, calls DESC, model, provider",
-            {"workspace": workspace},
-        ).to_arrow_table()

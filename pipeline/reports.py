@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from agentlake import sql
 from agentlake.load.catalog import open_for_read
+from agentlake.load.prices import PriceOverrides, apply_price_overrides
 
 from .errors import ConfigurationError
 
@@ -74,11 +75,16 @@ class ReportFilter:
 
 
 @contextmanager
-def report_connection(catalog: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-only connection to the catalog with the ``report_calls`` macro defined.
-    Use it as ``FROM report_calls($workspace, $tz, $since, $until, $provider, $model,
-    $project)`` with :meth:`ReportFilter.params`."""
+def report_connection(
+    catalog: Path, prices: PriceOverrides | None = None
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection to the catalog with the ``report_calls`` macro defined and
+    the user's ``prices`` (if any) in force for its queries. Use it as ``FROM
+    report_calls($workspace, $tz, $since, $until, $provider, $model, $project)`` with
+    :meth:`ReportFilter.params`."""
     with open_for_read(catalog) as con:
+        if prices is not None:
+            apply_price_overrides(con, prices)
         con.execute(sql.query("report_calls"))
         yield con
 
@@ -154,12 +160,14 @@ def report(
     *,
     breakdown: bool = False,
     now: datetime | None = None,
+    prices: PriceOverrides | None = None,
 ) -> Report:
     """Token usage and cost of this workspace's calls inside ``flt``, per ``kind``:
     ``daily``/``weekly``/``monthly`` (periods in ``flt.tz``, oldest first), ``session``
     (most recent first), ``model`` and ``project`` (most expensive first) or ``blocks``
     (5-hour billing windows, oldest first; ``now`` decides which one is active).
-    ``breakdown`` adds per-model rows inside each period, session or project."""
+    ``breakdown`` adds per-model rows inside each period, session or project; ``prices``
+    (user price overrides) take precedence over the catalog's prices."""
     if breakdown and kind not in _BREAKDOWN_KINDS:
         raise ConfigurationError(
             f"--breakdown applies to the {', '.join(_BREAKDOWN_KINDS)} reports, not {kind}"
@@ -167,14 +175,14 @@ def report(
     if kind == "blocks":
         from .blocks import blocks_report
 
-        rows = _settle(_frame(blocks_report(catalog, workspace, flt, now=now)))
+        rows = _settle(_frame(blocks_report(catalog, workspace, flt, now=now, prices=prices)))
         return Report(kind, flt, rows.to_arrow(), None, _totals(rows))
     params = flt.params(workspace)
     if kind in _UNITS:
         query, params["unit"] = sql.query("report_period"), _UNITS[kind]
     else:
         query = sql.query(f"report_{kind}")
-    with report_connection(catalog) as con:
+    with report_connection(catalog, prices) as con:
         detail = _frame(con.execute(query, params).to_arrow_table())
     if kind == "model":
         rows = _settle(detail)
@@ -247,8 +255,10 @@ def _totals(rows: pl.DataFrame) -> dict[str, Any]:
     return _settle(total).row(0, named=True)
 
 
-def unpriced(catalog: Path, workspace: str, flt: ReportFilter) -> pa.Table:
+def unpriced(
+    catalog: Path, workspace: str, flt: ReportFilter, *, prices: PriceOverrides | None = None
+) -> pa.Table:
     """Models of the calls inside ``flt`` that have no price (their cost is NULL), with
     their calls and token volume, most tokens first."""
-    with report_connection(catalog) as con:
+    with report_connection(catalog, prices) as con:
         return con.execute(sql.query("report_unpriced"), flt.params(workspace)).to_arrow_table()

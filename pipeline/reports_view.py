@@ -177,3 +177,28 @@ def _active_block(console: Console, rows: pa.Table) -> None:
             f"{_cell(row.get('projected_cost_usd'), 'cost_usd')} by the end",
             highlight=False,
         )
+
+
+def render_unpriced(console: Console, table: pa.Table) -> None:
+    """Print the models without a price, most tokens first, and how to price them."""
+    if table.num_rows == 0:
+        console.print("every call has a price", highlight=False)
+        return
+    view = Table(title="models without a price (their cost is NULL)")
+    view.add_column("model", overflow="fold")
+    view.add_column("provider")
+    for header in ("calls", "total tokens", "last call"):
+        view.add_column(header, justify="right", no_wrap=True)
+    for row in table.to_pylist():
+        view.add_row(
+            row["model"],
+            row["provider"],
+            _cell(row["calls"]),
+            _cell(row["total_tokens"]),
+            _cell(row["last_activity"]),
+        )
+    console.print(view)
+    console.print(
+        "price them with a TOML file: agentlake report … --prices FILE (see README, Prices)",
+        highlight=False,
+    )

@@ -51,3 +51,11 @@ def run_cli() -> CliRunner:
 def catalog(tmp_path: Path) -> Path:
     """A path for a fresh catalog."""
     return tmp_path / "catalog.duckdb"
+
+
+@pytest.fixture(autouse=True)
+def _no_user_config(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The developer's own agentlake config file (price overrides) never leaks into a test."""
+    monkeypatch.setenv("AGENTLAKE_CONFIG", str(tmp_path_factory.getbasetemp() / "no-config.toml"))

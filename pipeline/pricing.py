@@ -1,0 +1,38 @@
+"""The prices a catalog holds: list them (with the user's overrides in force) and refresh
+them from the bundled genai-prices snapshot or, when the network allows, its feed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+
+from agentlake import sql
+from agentlake.load.catalog import open_for_read, open_for_write
+from agentlake.load.prices import (
+    PriceOverrides,
+    PriceRefresh,
+    apply_price_overrides,
+    refresh_prices_from,
+)
+
+
+def list_prices(
+    catalog: Path, *, model: str | None = None, prices: PriceOverrides | None = None
+) -> pa.Table:
+    """Every price period in force (user overrides first), optionally only for models
+    whose id contains ``model``; per-million-token USD rates."""
+    with open_for_read(catalog) as con:
+        if prices is not None:
+            apply_price_overrides(con, prices)
+        return con.execute(sql.query("prices_list"), {"model": model}).to_arrow_table()
+
+
+def refresh(
+    catalog: Path, *, network: bool, timeout: float = 10.0, wait: bool = False
+) -> PriceRefresh:
+    """Re-materialize the catalog's prices: from the genai-prices feed when ``network``
+    (keeping the current ones, and saying so, when it cannot be reached), else from the
+    installed package's bundled snapshot. Takes the writer lock."""
+    with open_for_write(catalog, wait=wait) as con:
+        return refresh_prices_from(con, network=network, timeout=timeout)
