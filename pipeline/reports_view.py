@@ -64,7 +64,8 @@ def render_report(console: Console, report: Report) -> None:
             _KEY_HEADERS[key],
             footer="Total" if i == 0 else "",
             overflow="fold",
-            min_width=10 if key in ("period", "block_start") else 8,
+            min_width=10 if key == "period" else 8,
+            no_wrap=key == "block_start",
         )
     if has_models:
         table.add_column("models", overflow="fold")
@@ -75,7 +76,7 @@ def render_report(console: Console, report: Report) -> None:
     nested = _nested(report)
     providers = {p for row in nested.values() for p in (x["provider"] for x in row)}
     for row in report.rows.to_pylist():
-        cells = [_key_cell(row, key, report) for key in keys]
+        cells = [_key_cell(row, key, report, compact=compact) for key in keys]
         parts = nested.get(tuple(row[k] for k in report.keys), [])
         if has_models:
             cells.append("" if parts else "\n".join(map(short_model, row["models"] or [])))
@@ -114,14 +115,15 @@ def _nested(report: Report) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
     return out
 
 
-def _key_cell(row: dict[str, Any], key: str, report: Report) -> str:
+def _key_cell(row: dict[str, Any], key: str, report: Report, *, compact: bool = False) -> str:
     value = row[key]
     if report.kind == "session" and key == "session_id":
         return str(value)[:8]
     if report.kind == "session" and key == "project_path" and value:
         return PurePath(str(value)).name
     if report.kind == "blocks" and key == "block_start":
-        span = f"{value:%Y-%m-%d %H:%M} – {row['block_end']:%H:%M}"
+        start = f"{value:%m-%d %H:%M}" if compact else f"{value:%Y-%m-%d %H:%M}"
+        span = f"{start}–{row['block_end']:%H:%M}"
         return span + (" (active)" if row.get("is_active") else "")
     if report.kind == "weekly" and isinstance(value, date):
         return f"{value:%G-W%V} ({value})"

@@ -247,6 +247,7 @@ SNAPSHOT_CASES = {
     "session": ["report", "session", "--since", "2026-05-04"],
     "model": ["report", "model"],
     "project_breakdown": ["report", "project", "--breakdown", "--model", "claude"],
+    "blocks": ["report", "blocks", "--tz", "Asia/Kolkata", "--provider", "claude"],
 }
 
 
@@ -266,14 +267,14 @@ def test_json_document_matches_its_snapshot(demo_catalog: Path, case: str) -> No
 
 def test_json_documents_share_one_shape(demo_catalog: Path) -> None:
     for kind in REPORT_KINDS:
-        if kind == "blocks":
-            continue
         args = ["report", kind, "--catalog", str(demo_catalog), "--json"]
         doc = json.loads(CliRunner().invoke(app, args).stdout)
         assert set(doc) == {"version", "report", "filters", ROWS_KEY[kind], "totals"}, kind
         assert doc["version"] == 1 and doc["report"] == kind
         assert set(doc["filters"]) == {"tz", "since", "until", "provider", "model", "project"}
         assert set(doc["totals"]) == {*MEASURES, "cost_usd"}
+        for row in doc[ROWS_KEY[kind]]:
+            assert {*MEASURES, "cost_usd", "first_activity", "last_activity"} <= set(row), kind
 
 
 def test_csv_with_breakdown_has_one_line_per_model(demo_catalog: Path) -> None:
