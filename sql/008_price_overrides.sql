@@ -12,7 +12,11 @@
 -- exact normalized, prefix raw, prefix normalized, then priority, then the longest
 -- alias), the same per-call cost and the same columns — but for two changes:
 -- `gpt-5-codex-mini` normalizes to `gpt-5-mini`, and a call with no tokens costs 0
--- instead of NULL when its model has no price.
+-- instead of NULL when its model has no price. The view is also shaped for speed: the
+-- rates of every price period are resolved per model name first, each CTE is referenced
+-- once (a CTE referenced twice is materialized, and then every query on the view would
+-- read all of `usage`'s columns), and the per-call part is one flat SELECT with an
+-- equi-join on the model name.
 
 -- `snapshot_source` says where a row's price comes from: 'bundled' (the installed
 -- package's snapshot), 'fetched' (the genai-prices feed) or 'user' (an override). Only
@@ -74,76 +78,85 @@ candidates AS (
     FROM resolved r
     JOIN prices p ON p.provider_id = r.provider_id AND p.model = r.model
 ),
--- From when a pinned model prices a name: NULL when one of its periods is open-ended.
-pinned_from AS (
-    SELECT name,
-        CASE WHEN bool_or(valid_from IS NULL) THEN NULL ELSE min(valid_from) END AS since
-    FROM candidates
-    WHERE pinned
-    GROUP BY name
-),
 -- Each name's price periods: the pinned model's, then the snapshot's cut off where the
--- pinned ones start.
+-- pinned ones start (`since`: NULL when a pinned period is open-ended, so the snapshot
+-- never applies). Window functions instead of a second reference to `candidates`, so the
+-- optimizer inlines every CTE and a query reads only the `usage` columns it uses.
+periods AS (
+    SELECT * EXCLUDE (pinned, has_pinned, since, valid_to),
+        CASE WHEN NOT pinned AND since IS NOT NULL AND (valid_to IS NULL OR valid_to > since)
+             THEN since ELSE valid_to END AS valid_to
+    FROM (
+        SELECT *,
+            bool_or(pinned) OVER by_name AS has_pinned,
+            CASE WHEN bool_or(pinned AND valid_from IS NULL) OVER by_name THEN NULL
+                 ELSE min(valid_from) FILTER (pinned) OVER by_name END AS since
+        FROM candidates
+        WINDOW by_name AS (PARTITION BY name)
+    )
+    WHERE pinned
+       OR NOT has_pinned
+       OR (since IS NOT NULL AND (valid_from IS NULL OR valid_from < since))
+),
+-- Each period's effective rates per token kind, below and above the tier threshold: a
+-- missing cache rate falls back to the input rate, a missing 1-hour rate to 2x input.
 name_prices AS (
-    SELECT * EXCLUDE (pinned) FROM candidates WHERE pinned
-    UNION ALL BY NAME
-    SELECT c.* EXCLUDE (pinned, valid_to),
-        CASE WHEN f.since IS NOT NULL AND (c.valid_to IS NULL OR c.valid_to > f.since)
-             THEN f.since ELSE c.valid_to END AS valid_to
-    FROM candidates c
-    LEFT JOIN pinned_from f ON f.name = c.name
-    WHERE NOT c.pinned
-      AND (f.name IS NULL OR (f.since IS NOT NULL AND (c.valid_from IS NULL OR c.valid_from < f.since)))
-),
-rated AS (
-    SELECT
-        u.*,
-        p.name IS NOT NULL AS _priced,
-        coalesce(p.tier_threshold IS NOT NULL
-                 AND u.input_tokens + u.cache_write_tokens + u.cache_read_tokens > p.tier_threshold,
-                 false) AS _above,
-        p.input_per_mtok AS _in, p.output_per_mtok AS _out,
-        p.cache_write_per_mtok AS _cw, p.cache_write_1h_per_mtok AS _cw1h,
-        p.cache_read_per_mtok AS _cr,
-        p.input_above_per_mtok AS _in_a, p.output_above_per_mtok AS _out_a,
-        p.cache_write_above_per_mtok AS _cw_a, p.cache_write_1h_above_per_mtok AS _cw1h_a,
-        p.cache_read_above_per_mtok AS _cr_a
-    FROM usage u
-    LEFT JOIN name_prices p
-      ON p.name = u.model
-     AND (p.valid_from IS NULL OR u.ts >= p.valid_from)
-     AND (p.valid_to IS NULL OR u.ts < p.valid_to)
-),
-rates AS (
-    SELECT
-        * EXCLUDE (_in, _out, _cw, _cw1h, _cr, _in_a, _out_a, _cw_a, _cw1h_a, _cr_a),
-        CASE WHEN _above THEN coalesce(_in_a, _in) ELSE _in END AS _r_in,
-        CASE WHEN _above THEN coalesce(_out_a, _out) ELSE _out END AS _r_out,
-        CASE WHEN _above THEN coalesce(_cw_a, _cw, _in_a, _in) ELSE coalesce(_cw, _in) END AS _r_cw,
-        CASE WHEN _above THEN coalesce(_cw1h_a, 2 * _in_a, _cw1h, 2 * _in)
-             ELSE coalesce(_cw1h, 2 * _in) END AS _r_cw1h,
-        CASE WHEN _above THEN coalesce(_cr_a, _cr, _in_a, _in) ELSE coalesce(_cr, _in) END AS _r_cr
-    FROM rated
+    SELECT name,
+        coalesce(valid_from, '-infinity'::TIMESTAMPTZ) AS valid_from,
+        coalesce(valid_to, 'infinity'::TIMESTAMPTZ) AS valid_to,
+        tier_threshold,
+        input_per_mtok AS r_in,
+        output_per_mtok AS r_out,
+        coalesce(cache_write_per_mtok, input_per_mtok) AS r_cw,
+        coalesce(cache_write_1h_per_mtok, 2 * input_per_mtok) AS r_cw1h,
+        coalesce(cache_read_per_mtok, input_per_mtok) AS r_cr,
+        coalesce(input_above_per_mtok, input_per_mtok) AS a_in,
+        coalesce(output_above_per_mtok, output_per_mtok) AS a_out,
+        coalesce(cache_write_above_per_mtok, cache_write_per_mtok, input_above_per_mtok, input_per_mtok) AS a_cw,
+        coalesce(cache_write_1h_above_per_mtok, 2 * input_above_per_mtok, cache_write_1h_per_mtok, 2 * input_per_mtok) AS a_cw1h,
+        coalesce(cache_read_above_per_mtok, cache_read_per_mtok, input_above_per_mtok, input_per_mtok) AS a_cr
+    FROM periods
 )
+-- Cost per call: each token kind at its own rate, all of them at the tier's rates when
+-- the call's input side (input + cache write + cache read) exceeds the threshold; a kind
+-- without a rate costs NULL unless it has no tokens. One flat SELECT over `usage`, so a
+-- query reads only the columns it uses.
 SELECT
-    * EXCLUDE (_priced, _above, _r_in, _r_out, _r_cw, _r_cw1h, _r_cr),
-    CASE WHEN _priced THEN
-        (  coalesce(input_tokens * _r_in, CASE WHEN input_tokens = 0 THEN 0 END)
-         + coalesce((cache_write_tokens - cache_write_1h_tokens) * _r_cw,
-                    CASE WHEN cache_write_tokens - cache_write_1h_tokens = 0 THEN 0 END)
-         + coalesce(cache_write_1h_tokens * _r_cw1h, CASE WHEN cache_write_1h_tokens = 0 THEN 0 END)
-         + coalesce(cache_read_tokens * _r_cr, CASE WHEN cache_read_tokens = 0 THEN 0 END)
-         + coalesce(output_tokens * _r_out, CASE WHEN output_tokens = 0 THEN 0 END)
+    u.*,
+    CASE
+        WHEN p.name IS NOT NULL THEN (
+              coalesce(u.input_tokens
+                       * CASE WHEN u.input_tokens + u.cache_write_tokens + u.cache_read_tokens > p.tier_threshold
+                              THEN p.a_in ELSE p.r_in END,
+                       CASE WHEN u.input_tokens = 0 THEN 0 END)
+            + coalesce((u.cache_write_tokens - u.cache_write_1h_tokens)
+                       * CASE WHEN u.input_tokens + u.cache_write_tokens + u.cache_read_tokens > p.tier_threshold
+                              THEN p.a_cw ELSE p.r_cw END,
+                       CASE WHEN u.cache_write_tokens - u.cache_write_1h_tokens = 0 THEN 0 END)
+            + coalesce(u.cache_write_1h_tokens
+                       * CASE WHEN u.input_tokens + u.cache_write_tokens + u.cache_read_tokens > p.tier_threshold
+                              THEN p.a_cw1h ELSE p.r_cw1h END,
+                       CASE WHEN u.cache_write_1h_tokens = 0 THEN 0 END)
+            + coalesce(u.cache_read_tokens
+                       * CASE WHEN u.input_tokens + u.cache_write_tokens + u.cache_read_tokens > p.tier_threshold
+                              THEN p.a_cr ELSE p.r_cr END,
+                       CASE WHEN u.cache_read_tokens = 0 THEN 0 END)
+            + coalesce(u.output_tokens
+                       * CASE WHEN u.input_tokens + u.cache_write_tokens + u.cache_read_tokens > p.tier_threshold
+                              THEN p.a_out ELSE p.r_out END,
+                       CASE WHEN u.output_tokens = 0 THEN 0 END)
         ) / 1e6
         -- A call without tokens costs nothing whatever its model (Claude Code's
         -- `<synthetic>` messages): it is not an unpriced call.
-        WHEN input_tokens + cache_write_tokens + cache_read_tokens + output_tokens = 0 THEN 0
+        WHEN u.input_tokens + u.cache_write_tokens + u.cache_read_tokens + u.output_tokens = 0 THEN 0
     END AS cost_usd
-FROM rates;
+FROM usage u
+LEFT JOIN name_prices p
+  ON p.name = u.model AND u.ts >= p.valid_from AND u.ts < p.valid_to;
 
 CREATE VIEW usage_daily AS
 SELECT
-    CAST(timezone('UTC', ts) AS DATE) AS day,
+    CAST(make_timestamp(epoch_us(ts)) AS DATE) AS day,   -- the UTC day, without a time-zone lookup per row
     workspace,
     provider,
     model,

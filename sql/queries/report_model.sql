@@ -2,8 +2,8 @@
 SELECT
     provider,
     coalesce(model, '<unknown>')            AS model,
-    min(local_ts)                           AS first_activity,
-    max(local_ts)                           AS last_activity,
+    timezone($tz, min(ts))                  AS first_activity,
+    timezone($tz, max(ts))                  AS last_activity,
     count(DISTINCT session_id)              AS sessions,
     count(*)                                AS calls,
     sum(input_tokens)::BIGINT               AS input_tokens,

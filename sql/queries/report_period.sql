@@ -1,12 +1,37 @@
 -- Usage per period (in zone $tz), provider and model. $unit: 'day' | 'week' (weeks start
 -- on Monday) | 'month'. The report rolls these rows up to one per period.
+--
+-- Calls are first summed per 15-minute UTC cell, and only the cells are converted to
+-- local time: every zone's offset and every change of offset falls on a quarter hour, so a
+-- cell never straddles a local midnight, and a million calls need a few thousand time
+-- zone conversions instead of a million.
+WITH cells AS (
+    SELECT
+        epoch_us(ts) // 900000000               AS cell,
+        provider,
+        coalesce(model, '<unknown>')            AS model,
+        min(ts)                                 AS first_ts,
+        max(ts)                                 AS last_ts,
+        count(*)                                AS calls,
+        sum(input_tokens)                       AS input_tokens,
+        sum(cache_write_tokens)                 AS cache_write_tokens,
+        sum(cache_write_1h_tokens)              AS cache_write_1h_tokens,
+        sum(cache_read_tokens)                  AS cache_read_tokens,
+        sum(output_tokens)                      AS output_tokens,
+        sum(reasoning_tokens)                   AS reasoning_tokens,
+        sum(total_tokens)                       AS total_tokens,
+        sum(cost_usd)                           AS cost_usd,
+        count(*) FILTER (cost_usd IS NULL)      AS unpriced_calls
+    FROM report_calls($workspace, $tz, $since, $until, $provider, $model, $project)
+    GROUP BY ALL
+)
 SELECT
-    CAST(date_trunc($unit, local_ts) AS DATE)  AS period,
+    CAST(date_trunc($unit, timezone($tz, to_timestamp(cell * 900))) AS DATE)  AS period,
     provider,
-    coalesce(model, '<unknown>')            AS model,
-    min(local_ts)                           AS first_activity,
-    max(local_ts)                           AS last_activity,
-    count(*)                                AS calls,
+    model,
+    timezone($tz, min(first_ts))            AS first_activity,
+    timezone($tz, max(last_ts))             AS last_activity,
+    sum(calls)::BIGINT                      AS calls,
     sum(input_tokens)::BIGINT               AS input_tokens,
     sum(cache_write_tokens)::BIGINT         AS cache_write_tokens,
     sum(cache_write_1h_tokens)::BIGINT      AS cache_write_1h_tokens,
@@ -15,7 +40,7 @@ SELECT
     sum(reasoning_tokens)::BIGINT           AS reasoning_tokens,
     sum(total_tokens)::BIGINT               AS total_tokens,
     sum(cost_usd)                           AS cost_usd,
-    count(*) FILTER (cost_usd IS NULL)      AS unpriced_calls
-FROM report_calls($workspace, $tz, $since, $until, $provider, $model, $project)
+    sum(unpriced_calls)::BIGINT             AS unpriced_calls
+FROM cells
 GROUP BY ALL
 ORDER BY period, provider, model

@@ -1,34 +1,54 @@
 -- Usage per project (the session's project path; '<unknown>' when no session names one),
 -- provider and model, with the project's distinct sessions. The report rolls these rows
--- up to one per project.
-WITH calls AS (
-    SELECT *, coalesce(project_path, '<unknown>') AS project
+-- up to one per project. Calls are summed per session and model before the join with
+-- `sessions`, so the join sees one row per session and model, not one per call.
+WITH per_session AS (
+    SELECT
+        provider,
+        session_id,
+        coalesce(model, '<unknown>')            AS model,
+        min(ts)                                 AS first_ts,
+        max(ts)                                 AS last_ts,
+        count(*)                                AS calls,
+        sum(input_tokens)                       AS input_tokens,
+        sum(cache_write_tokens)                 AS cache_write_tokens,
+        sum(cache_write_1h_tokens)              AS cache_write_1h_tokens,
+        sum(cache_read_tokens)                  AS cache_read_tokens,
+        sum(output_tokens)                      AS output_tokens,
+        sum(reasoning_tokens)                   AS reasoning_tokens,
+        sum(total_tokens)                       AS total_tokens,
+        sum(cost_usd)                           AS cost_usd,
+        count(*) FILTER (cost_usd IS NULL)      AS unpriced_calls
     FROM report_calls($workspace, $tz, $since, $until, $provider, $model, $project)
+    GROUP BY ALL
 ),
-per_project AS (
-    SELECT project, count(DISTINCT (provider, session_id)) AS project_sessions
-    FROM calls
-    GROUP BY project
+placed AS (
+    SELECT p.*, coalesce(s.project_path, '<unknown>') AS project
+    FROM per_session p
+    LEFT JOIN sessions s
+      ON s.workspace = $workspace AND s.provider = p.provider AND s.session_id = p.session_id
 )
 SELECT
-    c.project                               AS project_path,
-    c.provider,
-    coalesce(c.model, '<unknown>')          AS model,
-    min(c.local_ts)                         AS first_activity,
-    max(c.local_ts)                         AS last_activity,
-    any_value(p.project_sessions)           AS project_sessions,
-    count(DISTINCT c.session_id)            AS sessions,
-    count(*)                                AS calls,
-    sum(c.input_tokens)::BIGINT             AS input_tokens,
-    sum(c.cache_write_tokens)::BIGINT       AS cache_write_tokens,
-    sum(c.cache_write_1h_tokens)::BIGINT    AS cache_write_1h_tokens,
-    sum(c.cache_read_tokens)::BIGINT        AS cache_read_tokens,
-    sum(c.output_tokens)::BIGINT            AS output_tokens,
-    sum(c.reasoning_tokens)::BIGINT         AS reasoning_tokens,
-    sum(c.total_tokens)::BIGINT             AS total_tokens,
-    sum(c.cost_usd)                         AS cost_usd,
-    count(*) FILTER (c.cost_usd IS NULL)    AS unpriced_calls
-FROM calls c
-JOIN per_project p USING (project)
-GROUP BY c.project, c.provider, coalesce(c.model, '<unknown>')
-ORDER BY project_path, c.provider, model
+    project                                     AS project_path,
+    provider,
+    model,
+    timezone($tz, min(first_ts))                AS first_activity,
+    timezone($tz, max(last_ts))                 AS last_activity,
+    any_value(project_sessions)                 AS project_sessions,
+    count(DISTINCT session_id)                  AS sessions,
+    sum(calls)::BIGINT                          AS calls,
+    sum(input_tokens)::BIGINT                   AS input_tokens,
+    sum(cache_write_tokens)::BIGINT             AS cache_write_tokens,
+    sum(cache_write_1h_tokens)::BIGINT          AS cache_write_1h_tokens,
+    sum(cache_read_tokens)::BIGINT              AS cache_read_tokens,
+    sum(output_tokens)::BIGINT                  AS output_tokens,
+    sum(reasoning_tokens)::BIGINT               AS reasoning_tokens,
+    sum(total_tokens)::BIGINT                   AS total_tokens,
+    sum(cost_usd)                               AS cost_usd,
+    sum(unpriced_calls)::BIGINT                 AS unpriced_calls
+FROM (
+    SELECT *, count(DISTINCT (provider, session_id)) OVER (PARTITION BY project) AS project_sessions
+    FROM placed
+)
+GROUP BY project, provider, model
+ORDER BY project_path, provider, model

@@ -1,25 +1,37 @@
 -- Usage per session, provider and model (bounds on the session's calls, in zone $tz).
--- The report rolls these rows up to one per session.
+-- The report rolls these rows up to one per session. Calls are summed before the join
+-- with `sessions`, so the join sees one row per session and model, not one per call.
+WITH per_model AS (
+    SELECT
+        provider,
+        session_id,
+        coalesce(model, '<unknown>')            AS model,
+        min(ts)                                 AS first_ts,
+        max(ts)                                 AS last_ts,
+        count(*)                                AS calls,
+        sum(input_tokens)::BIGINT               AS input_tokens,
+        sum(cache_write_tokens)::BIGINT         AS cache_write_tokens,
+        sum(cache_write_1h_tokens)::BIGINT      AS cache_write_1h_tokens,
+        sum(cache_read_tokens)::BIGINT          AS cache_read_tokens,
+        sum(output_tokens)::BIGINT              AS output_tokens,
+        sum(reasoning_tokens)::BIGINT           AS reasoning_tokens,
+        sum(total_tokens)::BIGINT               AS total_tokens,
+        sum(cost_usd)                           AS cost_usd,
+        count(*) FILTER (cost_usd IS NULL)      AS unpriced_calls
+    FROM report_calls($workspace, $tz, $since, $until, $provider, $model, $project)
+    GROUP BY ALL
+)
 SELECT
-    c.provider,
-    c.session_id,
-    any_value(c.project_path)               AS project_path,
-    any_value(s.title)                      AS title,
-    coalesce(c.model, '<unknown>')          AS model,
-    min(c.local_ts)                         AS first_activity,
-    max(c.local_ts)                         AS last_activity,
-    count(*)                                AS calls,
-    sum(c.input_tokens)::BIGINT             AS input_tokens,
-    sum(c.cache_write_tokens)::BIGINT       AS cache_write_tokens,
-    sum(c.cache_write_1h_tokens)::BIGINT    AS cache_write_1h_tokens,
-    sum(c.cache_read_tokens)::BIGINT        AS cache_read_tokens,
-    sum(c.output_tokens)::BIGINT            AS output_tokens,
-    sum(c.reasoning_tokens)::BIGINT         AS reasoning_tokens,
-    sum(c.total_tokens)::BIGINT             AS total_tokens,
-    sum(c.cost_usd)                         AS cost_usd,
-    count(*) FILTER (c.cost_usd IS NULL)    AS unpriced_calls
-FROM report_calls($workspace, $tz, $since, $until, $provider, $model, $project) c
+    m.provider,
+    m.session_id,
+    s.project_path,
+    s.title,
+    m.model,
+    timezone($tz, m.first_ts)                   AS first_activity,
+    timezone($tz, m.last_ts)                    AS last_activity,
+    m.* EXCLUDE (provider, session_id, model, first_ts, last_ts)
+FROM per_model m
 LEFT JOIN sessions s
-  ON s.workspace = c.workspace AND s.provider = c.provider AND s.session_id = c.session_id
-GROUP BY c.provider, c.session_id, coalesce(c.model, '<unknown>')
-ORDER BY last_activity DESC, c.provider, c.session_id, model
+  ON s.workspace = $workspace AND s.provider = m.provider AND s.session_id = m.session_id
+ORDER BY max(m.last_ts) OVER (PARTITION BY m.provider, m.session_id) DESC,
+         m.provider, m.session_id, m.model

@@ -3,8 +3,8 @@
 SELECT
     coalesce(model, '<unknown>')            AS model,
     provider,
-    min(local_ts)                           AS first_activity,
-    max(local_ts)                           AS last_activity,
+    timezone($tz, min(ts))                  AS first_activity,
+    timezone($tz, max(ts))                  AS last_activity,
     count(*)                                AS calls,
     sum(input_tokens)::BIGINT               AS input_tokens,
     sum(cache_write_tokens)::BIGINT         AS cache_write_tokens,
