@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final, Literal, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -180,6 +180,7 @@ def report(
     params = flt.params(workspace)
     if kind in _UNITS:
         query, params["unit"] = sql.query("report_period"), _UNITS[kind]
+        params["cell_s"] = 86_400 if _always_utc(flt.tz) else 900
     else:
         query = sql.query(f"report_{kind}")
     with report_connection(catalog, prices) as con:
@@ -194,6 +195,11 @@ def report(
             descending=[True, True, False],
             nulls_last=True,
         )
+    elif kind == "session":
+        rows = rows.sort(
+            ["last_activity", "provider", "session_id"], descending=[True, False, False]
+        )
+        detail = detail.sort(["provider", "session_id", "model"])
     parts = _settle(detail.drop("project_sessions", strict=False)) if breakdown else None
     return Report(
         kind, flt, rows.to_arrow(), None if parts is None else parts.to_arrow(), _totals(rows)
@@ -205,6 +211,17 @@ def _settle(frame: pl.DataFrame) -> pl.DataFrame:
     whatever order its calls were summed in."""
     money = [c for c in frame.columns if c == "cost_usd" or c.endswith(("_cost_usd", "per_hour"))]
     return frame.with_columns(pl.col(money).round(_COST_DIGITS))
+
+
+def _always_utc(tz: str) -> bool:
+    """Whether the zone keeps offset 0 in winter and summer of the years agents ran in
+    (UTC, Etc/UTC, GMT, Africa/Abidjan, ...): then whole UTC days are whole local days."""
+    zone = ZoneInfo(tz)
+    return all(
+        zone.utcoffset(datetime(year, month, 15)) == timedelta(0)
+        for year in (2023, 2025, 2027)
+        for month in (1, 7)
+    )
 
 
 def _frame(table: pa.Table) -> pl.DataFrame:

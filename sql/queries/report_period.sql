@@ -1,13 +1,14 @@
 -- Usage per period (in zone $tz), provider and model. $unit: 'day' | 'week' (weeks start
 -- on Monday) | 'month'. The report rolls these rows up to one per period.
 --
--- Calls are first summed per 15-minute UTC cell, and only the cells are converted to
--- local time: every zone's offset and every change of offset falls on a quarter hour, so a
--- cell never straddles a local midnight, and a million calls need a few thousand time
--- zone conversions instead of a million.
+-- Calls are first summed per UTC cell of $cell_s seconds, and only the cells are
+-- converted to local time. The report passes 900 (every zone's offset, and every change of
+-- offset, falls on a quarter hour, so a 15-minute cell never straddles a local midnight)
+-- or 86400 for a zone that is UTC all year: a million calls need a few thousand time zone
+-- conversions instead of a million.
 WITH cells AS (
     SELECT
-        epoch_us(ts) // 900000000               AS cell,
+        epoch_us(ts) // ($cell_s::BIGINT * 1000000) AS cell,
         provider,
         coalesce(model, '<unknown>')            AS model,
         min(ts)                                 AS first_ts,
@@ -26,7 +27,7 @@ WITH cells AS (
     GROUP BY ALL
 )
 SELECT
-    CAST(date_trunc($unit, timezone($tz, to_timestamp(cell * 900))) AS DATE)  AS period,
+    CAST(date_trunc($unit, timezone($tz, to_timestamp(cell * $cell_s))) AS DATE)  AS period,
     provider,
     model,
     timezone($tz, min(first_ts))            AS first_activity,

@@ -1,5 +1,5 @@
 -- Usage per session, provider and model (bounds on the session's calls, in zone $tz).
--- The report rolls these rows up to one per session. Calls are summed before the join
+-- The report rolls these rows up to one per session and orders them (most recent first). Calls are summed before the join
 -- with `sessions`, so the join sees one row per session and model, not one per call.
 WITH per_model AS (
     SELECT
@@ -33,5 +33,3 @@ SELECT
 FROM per_model m
 LEFT JOIN sessions s
   ON s.workspace = $workspace AND s.provider = m.provider AND s.session_id = m.session_id
-ORDER BY max(m.last_ts) OVER (PARTITION BY m.provider, m.session_id) DESC,
-         m.provider, m.session_id, m.model
