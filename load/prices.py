@@ -1,5 +1,5 @@
 """The ``prices`` and ``price_aliases`` tables: the genai-prices snapshot materialized in
-the catalog, a refresh from the network, and user price overrides.
+the catalog, and its refresh from the network.
 
 Snapshot
 --------
@@ -23,55 +23,20 @@ latest one fetched from the genai-prices feed (:func:`refresh_prices_from` with
 version, so the automatic refresh leaves it alone until the package itself changes; the
 ``snapshot`` label and ``snapshot_source`` column say which one is materialized.
 
-User price overrides
---------------------
-A TOML file (or the ``[prices.models]`` tables of the config file) prices private or new
-models and corrects snapshot prices; all prices are USD per million tokens::
-
-    [models."my-private-model"]
-    input = 1.25            # required
-    output = 10.0           # required
-    cache_read = 0.125      # optional; default = input
-    cache_write = 1.5625    # optional; default = input  (5-minute writes)
-    cache_write_1h = 2.5    # optional; default = 2 × input
-    match = "exact"         # or "prefix": every model name starting with the key
-    since = 2025-06-01      # optional TOML date: valid from this UTC day
-
-    # Several periods of one model: an array of tables, one `since` each.
-    [[models."gpt-9"]]
-    input = 2.0
-    output = 8.0
-    [[models."gpt-9"]]
-    input = 1.0
-    output = 4.0
-    since = 2026-01-01
-
-A key matches a usage model name case-insensitively, raw or normalized as the view
-normalizes it (provider prefixes, date suffixes, ...), and always wins over the snapshot,
-whatever the snapshot's match. Before a model's earliest ``since`` the snapshot's price of
-that name applies, if it has one. :func:`apply_price_overrides` makes overrides effective
-on one connection only, in TEMP tables; the catalog file is never written.
+User price overrides live in :mod:`agentlake.load.price_overrides`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
-import json
-import math
-import tomllib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from decimal import Decimal
-from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
-
-from agentlake.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from genai_prices import types as gp
@@ -88,8 +53,6 @@ MatchKind = Literal["exact", "prefix"]
 # of every snapshot alias (sql/008_price_overrides.sql).
 USER_PROVIDER: Final = "user"
 USER_PRIORITY: Final = -1
-_ENTRY_KEYS: Final = ("input", "output", "cache_read", "cache_write", "cache_write_1h")
-_ENTRY_OPTIONS: Final = ("match", "since")
 
 PRICE_COLUMNS: Final = (
     "model", "provider", "provider_id", "valid_from", "valid_to",
@@ -200,7 +163,8 @@ def _match_aliases(clause: object) -> Iterator[tuple[str, str]]:
                 yield sub.starts_with.lower(), "prefix"
 
 
-def _utc(day: date | None) -> datetime | None:
+def utc_day(day: date | None) -> datetime | None:
+    """Midnight UTC of ``day`` (None stays None)."""
     return None if day is None else datetime(day.year, day.month, day.day, tzinfo=UTC)
 
 
@@ -235,8 +199,8 @@ def build_snapshot(
                     model=model.id,
                     provider=provider.name,
                     provider_id=provider.id,
-                    valid_from=_utc(start),
-                    valid_to=_utc(end),
+                    valid_from=utc_day(start),
+                    valid_to=utc_day(end),
                     snapshot=label,
                     snapshot_version=version,
                     snapshot_source=source,
@@ -254,12 +218,13 @@ def build_snapshot(
         version=version,
         source=source,
         label=label,
-        prices=pa.Table.from_pylist(prices, schema=_price_schema()),
-        aliases=pa.Table.from_pylist(alias_rows, schema=_alias_schema()),
+        prices=pa.Table.from_pylist(prices, schema=price_schema()),
+        aliases=pa.Table.from_pylist(alias_rows, schema=alias_schema()),
     )
 
 
-def _price_schema() -> pa.Schema:
+def price_schema() -> pa.Schema:
+    """The Arrow schema of `prices` rows."""
     types: dict[str, pa.DataType] = {
         "valid_from": pa.timestamp("us", tz="UTC"),
         "valid_to": pa.timestamp("us", tz="UTC"),
@@ -270,7 +235,8 @@ def _price_schema() -> pa.Schema:
     return pa.schema([(c, types.get(c, pa.float64())) for c in PRICE_COLUMNS])
 
 
-def _alias_schema() -> pa.Schema:
+def alias_schema() -> pa.Schema:
+    """The Arrow schema of `price_aliases` rows."""
     return pa.schema(
         [
             ("alias", pa.string()),
@@ -285,7 +251,7 @@ def _alias_schema() -> pa.Schema:
 # -- the materialized snapshot --------------------------------------------------------
 
 
-def _catalog_table(con: duckdb.DuckDBPyConnection, name: str) -> str:
+def catalog_table(con: duckdb.DuckDBPyConnection, name: str) -> str:
     """The catalog's own table ``name``, fully qualified: TEMP tables of the same name
     (price overrides) shadow even ``main.<name>``, so writes must name the database."""
     row = con.execute("SELECT current_database()").fetchone()
@@ -296,7 +262,7 @@ def _catalog_table(con: duckdb.DuckDBPyConnection, name: str) -> str:
 
 def materialized_version(con: duckdb.DuckDBPyConnection) -> str | None:
     """The genai-prices version of the materialized snapshot, if any."""
-    table = _catalog_table(con, "prices")
+    table = catalog_table(con, "prices")
     row = con.execute(f"SELECT max(snapshot_version) FROM {table}").fetchone()
     return None if row is None or row[0] is None else str(row[0])
 
@@ -319,7 +285,7 @@ class PriceRefresh:
 def _materialize(con: duckdb.DuckDBPyConnection, snap: Snapshot) -> None:
     """Replace the snapshot's rows of ``prices`` and all of ``price_aliases`` in one
     transaction. Rows without a ``snapshot_version`` (added by hand) are kept."""
-    prices, aliases = _catalog_table(con, "prices"), _catalog_table(con, "price_aliases")
+    prices, aliases = catalog_table(con, "prices"), catalog_table(con, "price_aliases")
     con.register("_snapshot_prices", snap.prices)
     con.register("_snapshot_aliases", snap.aliases)
     con.execute("BEGIN")
@@ -351,7 +317,7 @@ def refresh_prices(con: duckdb.DuckDBPyConnection, *, force: bool = False) -> bo
 
 def _in_force(con: duckdb.DuckDBPyConnection, *, refreshed: bool) -> PriceRefresh:
     """The materialized snapshot as a refresh result, without a message yet."""
-    table = _catalog_table(con, "prices")
+    table = catalog_table(con, "prices")
     row = con.execute(
         "SELECT max(snapshot_source), max(snapshot), "
         "count(DISTINCT (provider_id, model)), count(*) "
@@ -430,240 +396,3 @@ def _fetch_providers(url: str, timeout: float) -> tuple[list[gp.Provider] | None
     if snapshot is None or not snapshot.providers:
         return None, "the price feed sent no providers"
     return list(snapshot.providers), ""
-
-
-# -- user price overrides ---------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class PriceOverrides:
-    """User prices as Arrow tables shaped like ``prices`` and ``price_aliases`` (provider
-    ``user``, pinned aliases), the file that defined them (``files``: every file that
-    contributed, lowest precedence first) and a digest of their content."""
-
-    path: Path
-    files: tuple[Path, ...]
-    digest: str
-    prices: pa.Table
-    aliases: pa.Table
-
-    @property
-    def models(self) -> tuple[str, ...]:
-        """The overridden model keys (lowercase), sorted."""
-        return tuple(sorted(set(self.aliases.column("model").to_pylist())))
-
-    def merged(self, other: PriceOverrides) -> PriceOverrides:
-        """These overrides and ``other``'s; ``other`` wins on the same key."""
-        keys = pa.array(other.models, type=pa.string())
-        kept_prices = self.prices.filter(pc.invert(pc.is_in(self.prices["model"], keys)))
-        kept_aliases = self.aliases.filter(pc.invert(pc.is_in(self.aliases["model"], keys)))
-        prices = pa.concat_tables([kept_prices, other.prices])
-        aliases = pa.concat_tables([kept_aliases, other.aliases])
-        files = tuple(dict.fromkeys((*self.files, *other.files)))
-        return PriceOverrides(other.path, files, _digest(prices, aliases), prices, aliases)
-
-
-def read_toml(path: Path, *, what: str) -> dict[str, object]:
-    """The TOML document at ``path``; ``what`` names it in errors ("price file")."""
-    try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigurationError(f"{path}: invalid TOML in the {what}: {exc}; fix it") from None
-    except UnicodeDecodeError:
-        raise ConfigurationError(
-            f"{path}: the {what} is not UTF-8 text; save it as UTF-8"
-        ) from None
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise ConfigurationError(
-            f"{path}: cannot read the {what} ({reason}); check the path and its permissions"
-        ) from None
-
-
-def load_price_overrides(path: Path) -> PriceOverrides:
-    """The user prices of the TOML file at ``path`` (format: this module's docstring).
-    Raises :class:`ConfigurationError` with a one-line message naming the file, the model
-    key and the remedy on any invalid input."""
-    doc = read_toml(path, what="price file")
-    for key in doc:
-        if key != "models":
-            raise ConfigurationError(
-                f"{path}: unknown key {key!r}; a price file holds only "
-                '[models."<model name>"] tables'
-            )
-    return parse_price_models(doc.get("models", {}), path=path)
-
-
-def parse_price_models(models: object, *, path: Path, table: str = "models") -> PriceOverrides:
-    """The user prices of a parsed ``[models."name"]`` table (``table`` is its dotted TOML
-    name, for messages), read from ``path``."""
-    if not isinstance(models, dict):
-        raise ConfigurationError(
-            f'{path}: {table} must be a table; write [{table}."<model name>"] tables'
-        )
-    prices: list[dict[str, object]] = []
-    aliases: list[dict[str, object]] = []
-    seen: dict[str, str] = {}
-    for name, value in models.items():
-        where = f"{table}.{json.dumps(name)}"
-        key = name.strip().lower()
-        if not key:
-            raise ConfigurationError(f"{path}: {where}: empty model name; name the model")
-        if key in seen:
-            raise ConfigurationError(
-                f"{path}: {where}: the same model as {seen[key]} (names are "
-                "case-insensitive); keep one of them"
-            )
-        seen[key] = where
-        entries = value if isinstance(value, list) else [value]
-        kind, periods = _parse_entries(entries, path=path, where=where)
-        aliases.append(
-            dict(alias=key, kind=kind, provider_id=USER_PROVIDER, model=key, priority=USER_PRIORITY)
-        )
-        for i, (since, rates) in enumerate(periods):
-            until = periods[i + 1][0] if i + 1 < len(periods) else None
-            row: dict[str, object] = dict.fromkeys(PRICE_COLUMNS)
-            row.update(
-                {f"{field}_per_mtok": rate for field, rate in rates.items()},
-                model=key,
-                provider=USER_PROVIDER,
-                provider_id=USER_PROVIDER,
-                valid_from=_utc(since),
-                valid_to=_utc(until),
-                snapshot=f"{USER_PROVIDER} prices {path}",
-                snapshot_source=USER_PROVIDER,
-            )
-            prices.append(row)
-    price_table = pa.Table.from_pylist(prices, schema=_price_schema())
-    alias_table = pa.Table.from_pylist(aliases, schema=_alias_schema())
-    return PriceOverrides(
-        path, (path,), _digest(price_table, alias_table), price_table, alias_table
-    )
-
-
-def _parse_entries(
-    entries: list[object], *, path: Path, where: str
-) -> tuple[MatchKind, list[tuple[date | None, dict[str, float]]]]:
-    """The match kind and the periods (by start day) of one model's entries."""
-    kinds: set[MatchKind] = set()
-    periods: dict[date | None, dict[str, float]] = {}
-    for entry in entries:
-        if not isinstance(entry, dict):
-            raise ConfigurationError(
-                f"{path}: {where}: expected a table with input and output; "
-                f"write [{where}] followed by input = ... and output = ..."
-            )
-        for name in entry:
-            if name not in _ENTRY_KEYS + _ENTRY_OPTIONS:
-                raise ConfigurationError(
-                    f"{path}: {where}: unknown key {name!r}; use input, output, cache_read, "
-                    "cache_write, cache_write_1h, match or since"
-                )
-        rates = {
-            field: _rate(entry[field], field, path=path, where=where)
-            for field in _ENTRY_KEYS
-            if field in entry
-        }
-        for field in ("input", "output"):
-            if field not in rates:
-                raise ConfigurationError(
-                    f"{path}: {where}: missing {field}; give input and output in USD per "
-                    "million tokens"
-                )
-        rates.setdefault("cache_read", rates["input"])
-        rates.setdefault("cache_write", rates["input"])
-        rates.setdefault("cache_write_1h", 2 * rates["input"])
-        match = entry.get("match", "exact")
-        if match not in ("exact", "prefix"):
-            raise ConfigurationError(
-                f"{path}: {where}: match = {_show(match)} is unknown; "
-                'write match = "exact" or match = "prefix"'
-            )
-        kinds.add("prefix" if match == "prefix" else "exact")
-        since = entry.get("since")
-        if since is not None and (not isinstance(since, date) or isinstance(since, datetime)):
-            raise ConfigurationError(
-                f"{path}: {where}: since = {_show(since)} is not a date; write a TOML "
-                "date without quotes or time, e.g. since = 2025-06-01"
-            )
-        if since in periods:
-            what = f"since = {since.isoformat()}" if since else "no since"
-            raise ConfigurationError(
-                f"{path}: {where}: two entries with {what}; give each entry its own since"
-            )
-        periods[since] = rates
-    if len(kinds) > 1:
-        raise ConfigurationError(
-            f"{path}: {where}: its entries mix match kinds; use one match for all of them"
-        )
-    ordered = sorted(periods.items(), key=lambda item: (item[0] is not None, item[0] or date.min))
-    return kinds.pop(), ordered
-
-
-def _rate(value: object, field: str, *, path: Path, where: str) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or value < 0
-    ):
-        raise ConfigurationError(
-            f"{path}: {where}: {field} = {_show(value)} is not a price; write a "
-            f"non-negative number of USD per million tokens, e.g. {field} = 1.25"
-        )
-    return float(value)
-
-
-def _show(value: object) -> str:
-    """A bad value as TOML would spell it, short and on one line, for messages."""
-    if isinstance(value, bool):
-        text = "true" if value else "false"
-    elif isinstance(value, date):
-        text = value.isoformat()
-    elif isinstance(value, str):
-        text = json.dumps(value)
-    else:
-        text = " ".join(repr(value).split())
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _digest(prices: pa.Table, aliases: pa.Table) -> str:
-    """A stable digest of the overrides' content (not of the file's bytes)."""
-    content = prices.drop_columns(["snapshot"])  # the label names the file
-    rows = {
-        "prices": sorted(json.dumps(r, sort_keys=True, default=str) for r in content.to_pylist()),
-        "aliases": sorted(json.dumps(r, sort_keys=True) for r in aliases.to_pylist()),
-    }
-    return hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()
-
-
-def apply_price_overrides(con: duckdb.DuckDBPyConnection, overrides: PriceOverrides) -> None:
-    """Make ``overrides`` effective for every later query on ``con`` (also a read-only
-    one), without writing the catalog: TEMP tables ``prices`` and ``price_aliases`` hold
-    the catalog's rows plus the user's, replacing catalog rows of the same provider and
-    model, and shadow the catalog's tables, inside the views too. Applying again replaces
-    the previous overrides."""
-    prices, aliases = _catalog_table(con, "prices"), _catalog_table(con, "price_aliases")
-    con.register("_override_prices", overrides.prices)
-    con.register("_override_aliases", overrides.aliases)
-    con.execute("BEGIN")
-    try:
-        for table, source, user in (
-            ("prices", prices, "_override_prices"),
-            ("price_aliases", aliases, "_override_aliases"),
-        ):
-            con.execute(f"DROP TABLE IF EXISTS temp.main.{table}")
-            con.execute(
-                f"CREATE TEMP TABLE {table} AS SELECT * FROM {source} c WHERE NOT EXISTS "
-                f"(SELECT 1 FROM {user} o WHERE o.provider_id = c.provider_id "
-                "AND o.model = c.model)"
-            )
-            con.execute(f"INSERT INTO temp.main.{table} BY NAME SELECT * FROM {user}")
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    finally:
-        con.unregister("_override_prices")
-        con.unregister("_override_aliases")

@@ -37,7 +37,7 @@ import polars as pl
 import pyarrow as pa
 
 from agentlake import sql
-from agentlake.load.prices import PriceOverrides
+from agentlake.load.price_overrides import PriceOverrides
 
 from .reports import TOKEN_COLUMNS, ReportFilter, report_connection
 

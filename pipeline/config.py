@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Final
 
-from agentlake.load.prices import (
+from agentlake.load.price_overrides import (
     PriceOverrides,
     load_price_overrides,
     parse_price_models,
@@ -144,3 +145,22 @@ def resolve_price_overrides(
     if prices_file is not None:
         return load_price_overrides(prices_file.expanduser())
     return price_overrides_from_config(env)
+
+
+_DURATION_UNITS: Final = {"s": 1, "m": 60, "h": 3600}
+
+
+def parse_duration(text: str) -> float:
+    """``"90s"``, ``"10m"``, ``"1.5h"`` or plain seconds → seconds."""
+    lowered = text.strip().lower()
+    factor = _DURATION_UNITS.get(lowered[-1:], 1) if lowered else 1
+    number = lowered[:-1] if lowered[-1:] in _DURATION_UNITS else lowered
+    try:
+        value = float(number)
+    except ValueError:
+        raise ConfigurationError(
+            f"invalid duration {text!r}: use e.g. 90s, 10m, 1.5h or a number of seconds"
+        ) from None
+    if not value > 0:
+        raise ConfigurationError(f"invalid duration {text!r}: must be positive")
+    return value * factor

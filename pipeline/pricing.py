@@ -9,12 +9,8 @@ import pyarrow as pa
 
 from agentlake import sql
 from agentlake.load.catalog import open_for_read, open_for_write
-from agentlake.load.prices import (
-    PriceOverrides,
-    PriceRefresh,
-    apply_price_overrides,
-    refresh_prices_from,
-)
+from agentlake.load.price_overrides import PriceOverrides, apply_price_overrides
+from agentlake.load.prices import PriceRefresh, refresh_prices_from
 
 
 def list_prices(

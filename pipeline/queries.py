@@ -10,7 +10,7 @@ import duckdb
 import pyarrow as pa
 
 from agentlake.load.catalog import open_for_read
-from agentlake.load.prices import PriceOverrides, apply_price_overrides
+from agentlake.load.price_overrides import PriceOverrides, apply_price_overrides
 
 from .errors import ConfigurationError
 

@@ -19,11 +19,13 @@ from genai_prices.data_snapshot import DataSnapshot
 from agentlake import sql
 from agentlake.errors import ConfigurationError
 from agentlake.load.catalog import open_for_read, open_for_write, run_script
-from agentlake.load.prices import (
+from agentlake.load.price_overrides import (
     PriceOverrides,
     apply_price_overrides,
-    build_snapshot,
     load_price_overrides,
+)
+from agentlake.load.prices import (
+    build_snapshot,
     refresh_prices,
     refresh_prices_from,
     snapshot_version,

@@ -16,7 +16,7 @@ import pytest
 
 from agentlake.blocks import BLOCKS_SCHEMA, blocks_report
 from agentlake.load.catalog import open_for_write
-from agentlake.load.prices import load_price_overrides
+from agentlake.load.price_overrides import load_price_overrides
 from agentlake.reports import ReportFilter
 
 SONNET = "claude-sonnet-4-5-20250929"  # $3 input, $15 output per Mtok

@@ -9,7 +9,7 @@ import pytest
 from agentlake.config import config_path, price_overrides_from_config, resolve_price_overrides
 from agentlake.errors import ConfigurationError
 from agentlake.load.catalog import open_for_read, open_for_write
-from agentlake.load.prices import PriceOverrides, apply_price_overrides
+from agentlake.load.price_overrides import PriceOverrides, apply_price_overrides
 from tests.load.test_prices import add_call, cost
 
 PRICES = '[models."from-file"]\ninput = 1\noutput = 1\n[models."both"]\ninput = 2\noutput = 2\n'

@@ -105,7 +105,10 @@ def calls(tmp_path: Path) -> Calls:
 
 
 def rows(catalog: Path, kind: Any, **flt: Any) -> list[dict[str, Any]]:
-    return report(catalog, "default", kind, ReportFilter(**flt)).rows.to_pylist()
+    table: list[dict[str, Any]] = report(
+        catalog, "default", kind, ReportFilter(**flt)
+    ).rows.to_pylist()
+    return table
 
 
 def test_tz_moves_a_call_across_midnight(calls: Calls) -> None:
