@@ -9,8 +9,12 @@ from __future__ import annotations
 import csv
 import io
 import os
+import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -23,6 +27,8 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
+
+from agentlake.extract.extract import ExtractLimits
 
 from .config import (
     check_workspace,
@@ -195,7 +201,36 @@ class _BarReporter:
         self.progress.update(self.task, description=name)
 
 
+@contextmanager
+def _stop_on_signals() -> Iterator[threading.Event]:
+    """SIGINT/SIGTERM ask the import to stop at the next batch boundary (everything before
+    it committed); a second signal aborts at once (the open transaction rolls back)."""
+    stop = threading.Event()
+
+    def handler(signum: int, frame: object) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        err.print(
+            f"{signal.Signals(signum).name}: stopping at the next batch boundary "
+            "(send it again to abort now)",
+            highlight=False,
+        )
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
 def _import_with_progress(options: ImportOptions) -> ImportResult:
+    with _stop_on_signals() as stop:
+        return _import_reporting(replace(options, stop=stop))
+
+
+def _import_reporting(options: ImportOptions) -> ImportResult:
     if not sys.stderr.isatty():
         return run_import(options)
     with Progress(
@@ -264,7 +299,7 @@ def _print_plan(plan: Plan) -> None:
 def _result_doc(result: ImportResult) -> dict[str, Any]:
     return {
         "import_id": result.import_id,
-        "status": "refused" if result.refused else "ok",
+        "status": result.status,
         "seconds": round(result.seconds, 3),
         "index_seconds": result.index_seconds,
         "peak_rss_bytes": result.peak_rss_bytes,
@@ -311,6 +346,22 @@ def import_(
         bool,
         typer.Option("--reindex", help="Rebuild the workspace's search index from its events."),
     ] = False,
+    max_duration: Annotated[
+        str | None,
+        typer.Option(
+            "--max-duration",
+            help="Time budget (90s, 10m, 1h): stop at the next batch boundary once spent; "
+            "the next run resumes.",
+        ),
+    ] = None,
+    max_records_per_source: Annotated[
+        int | None,
+        typer.Option("--max-records-per-source", min=1, help="Read at most N records per source."),
+    ] = None,
+    max_bytes_per_source: Annotated[
+        str | None,
+        typer.Option("--max-bytes-per-source", help="Read at most this much per source (64MiB)."),
+    ] = None,
     catalog: CatalogOpt = None,
     workspace: WorkspaceOpt = None,
     json: JsonOpt = False,
@@ -319,9 +370,13 @@ def import_(
     """Import every provider's transcripts into the catalog (resumable, exactly once)."""
 
     def action() -> int:
-        from .config import parse_size
+        from .config import parse_duration, parse_size
 
         parse_size(memory_limit)
+        limits = ExtractLimits(
+            max_records_per_source=max_records_per_source,
+            max_bytes_per_source=parse_size(max_bytes_per_source) if max_bytes_per_source else None,
+        )
         options = ImportOptions(
             catalog=_catalog(catalog),
             workspace=_workspace(workspace),
@@ -332,6 +387,8 @@ def import_(
             memory_limit=memory_limit,
             wait=wait,
             reindex=reindex,
+            limits=limits,
+            max_duration=parse_duration(max_duration) if max_duration else None,
         )
         if dry_run:
             plan = plan_import(options)
@@ -352,6 +409,12 @@ def import_(
                 f"{totals['rejected']:,} rejected in {result.seconds:.2f}s",
                 highlight=False,
             )
+            if totals["pending_bytes"]:
+                why = "the time budget was spent; " if result.budget_spent else ""
+                out.print(
+                    f"{totals['pending_bytes']:,} bytes pending ({why}the next run reads them)",
+                    highlight=False,
+                )
         for s in result.sources:
             for line in s.reject_lines():
                 err.print(f"rejected: {line}", highlight=False, soft_wrap=True)

@@ -8,6 +8,8 @@ Errors are classified by what the caller must do, never by message text:
 * :class:`CatalogUnusable` — unknown schema version or a corrupt catalog (exit 6).
 * :class:`SourceError` — refuse one source and continue the run (exit 1 at the end).
 * :class:`FatalError` — stop the run; nothing half-written (exit 1).
+* :class:`ImportStopped` — a stop was requested (SIGINT/SIGTERM): the run ended at a batch
+  boundary with everything before it committed (exit 130); the next run resumes.
 
 Record-level problems are not exceptions: they become rows in ``rejects``.
 Every message is one line that names the problem and the remedy.
@@ -15,7 +17,7 @@ Every message is one line that names the problem and the remedy.
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 SourceErrorCode = Literal[
     "SOURCE_TRUNCATED",
@@ -75,3 +77,15 @@ class SourceError(AgentlakeError):
 
 class FatalError(AgentlakeError):
     """The run must stop; committed batches stay, nothing half-written."""
+
+
+class ImportStopped(AgentlakeError):
+    """The import was asked to stop and did so at a batch boundary: every batch before it
+    is committed with its checkpoint, the receipt says ``interrupted``, and the next run
+    resumes where this one stopped."""
+
+    exit_code = 130
+
+    def __init__(self, message: str, outcome: Any = None) -> None:
+        super().__init__(message)
+        self.outcome = outcome  # the run's record of the source in progress, if any

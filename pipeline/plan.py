@@ -110,6 +110,23 @@ def select_providers(names: Sequence[str]) -> tuple[ProviderSpec, ...]:
     return tuple(chosen)
 
 
+def _newline_after(path: Path, start: int, stop: int, chunk: int = 64 * 1024) -> bool:
+    """Whether ``path`` holds a newline in ``[start, stop)`` (a complete line to read)."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(start)
+            while start < stop:
+                data = handle.read(min(chunk, stop - start))
+                if not data:
+                    return False
+                if b"\n" in data:
+                    return True
+                start += len(data)
+    except OSError:
+        return False  # unreadable now: the read itself will say so
+    return False
+
+
 def classify(
     source: SourceFile,
     checkpoint: Checkpoint | None,
@@ -146,7 +163,12 @@ def classify(
     elif cp.status == "refused" and cp.continuity in REFUSED:
         outcome, message = cp.continuity, cp.refusal  # type: ignore[assignment]
     if outcome is None:
-        if source.size == cp.size_bytes and source.mtime_ns == cp.mtime_ns:
+        # Complete lines past the committed offset that a per-run ceiling or a stopped run
+        # left unread must be read even when the file itself did not change.
+        pending = cp.committed_offset < source.size and _newline_after(
+            source.path, cp.committed_offset, source.size
+        )
+        if source.size == cp.size_bytes and source.mtime_ns == cp.mtime_ns and not pending:
             return replace(
                 base,
                 continuity="unchanged",
@@ -164,7 +186,7 @@ def classify(
                 f"the bytes before the committed offset {cp.committed_offset} changed; "
                 "rerun with --restart-drifted to re-import it"
             )
-        elif source.size == cp.committed_offset or source.size == cp.size_bytes:
+        elif source.size == cp.committed_offset or (source.size == cp.size_bytes and not pending):
             return replace(
                 base,
                 continuity="unchanged",

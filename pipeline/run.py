@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import resource
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
@@ -27,7 +28,7 @@ from agentlake.load.load import CatalogWriter, Piece, SourceState
 from agentlake.transform.redact import POLICY_VERSION
 from agentlake.transform.transform import transform_batch
 
-from .errors import SourceError
+from .errors import ImportStopped, SourceError
 from .parallel import ExtractJob, ParallelExtractor, extract_job
 from .plan import Plan, PlannedSource, make_plan, select_providers
 from .progress import NullReporter, Reporter
@@ -52,6 +53,11 @@ class ImportOptions:
     build_index: bool = True
     workers: int = 0  # extraction processes (0: extract in this process)
     reindex: bool = False  # rebuild the search index of the workspace from its events
+    # Set (e.g. by a SIGINT/SIGTERM handler) to stop at the next batch boundary.
+    stop: threading.Event | None = None
+    # Whole-run time budget in seconds: past it, the run ends at the next batch boundary
+    # as "partial" (not an error); what it did not read is pending for the next run.
+    max_duration: float | None = None
 
 
 @dataclass(slots=True)
@@ -59,7 +65,7 @@ class SourceOutcome:
     """What happened to one source in a run."""
 
     planned: PlannedSource
-    status: str  # imported | unchanged | refused | empty
+    status: str  # imported | unchanged | superseded | refused | empty | pending
     records: int = 0
     events: int = 0
     usage: int = 0
@@ -88,6 +94,16 @@ class ImportResult:
     seconds: float = 0.0
     index_seconds: float | None = None
     peak_rss_bytes: int = 0
+
+    budget_spent: bool = False  # the run stopped early at its --max-duration
+
+    @property
+    def status(self) -> str:
+        """The receipt's status: ``partial`` (time budget spent), ``refused`` (some
+        sources refused) or ``ok``."""
+        if self.budget_spent:
+            return "partial"
+        return "refused" if self.refused else "ok"
 
     @property
     def refused(self) -> list[SourceOutcome]:
@@ -161,7 +177,10 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
         reporter.planned(plan)
         import_id = writer.begin_import()
         result = ImportResult(import_id, plan)
-        committer = _Committer(writer, import_id, reporter, options.limits.batch_lines)
+        deadline = None if options.max_duration is None else started + options.max_duration
+        committer = _Committer(
+            writer, import_id, reporter, options.limits.batch_lines, options.stop, deadline
+        )
         reads = [p for p in plan.sources if p.action == "read"]
         workers = options.workers if plan.bytes_to_read >= PARALLEL_MIN_BYTES else 0
         extractor = (
@@ -170,20 +189,45 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
             else None
         )
         try:
-            for planned in plan.sources:
+            for index, planned in enumerate(plan.sources):
                 if planned.action != "read":
                     batches: Iterator[ExtractBatch] = iter(())
                 elif extractor is not None:
                     batches = extractor.next_source()
                 else:
                     batches = extract_job(_job(planned), options.limits)
-                result.sources.append(_run_source(committer, planned, batches))
+                try:
+                    committer.check_stop()
+                    result.sources.append(_run_source(committer, planned, batches))
+                except BudgetSpent as spent:
+                    result.budget_spent = True
+                    if spent.outcome is not None:
+                        result.sources.append(spent.outcome)
+                    result.sources.extend(_left_pending(plan.sources[index + 1 :]))
+                    if spent.outcome is None:
+                        result.sources.extend(_left_pending([planned]))
+                    break
             committer.flush()
         except BaseException as exc:
             # Committed batches stay; the receipt says the run did not finish and why.
-            status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
-            failure = {"error": f"{type(exc).__name__}: {exc}"[:500]}
-            writer.finish_import(import_id, status, result.totals(), failure)
+            if isinstance(exc, ImportStopped) and exc.outcome is not None:
+                result.sources.append(exc.outcome)
+            stopped = isinstance(exc, (KeyboardInterrupt, ImportStopped))
+            failure = {
+                "error": f"{type(exc).__name__}: {exc}"[:500],
+                "committed": [
+                    {
+                        "path": str(s.planned.path),
+                        "bytes": s.bytes,
+                        "pending_bytes": s.pending_bytes,
+                    }
+                    for s in result.sources
+                    if s.bytes or s.pending_bytes
+                ],
+            }
+            writer.finish_import(
+                import_id, "interrupted" if stopped else "failed", result.totals(), failure
+            )
             raise
         finally:
             if extractor is not None:
@@ -208,9 +252,11 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
             ],
             "index_seconds": result.index_seconds,
         }
-        status = "refused" if result.refused else "ok"
         writer.finish_import(
-            import_id, status, {**result.totals(), "peak_rss_bytes": result.peak_rss_bytes}, detail
+            import_id,
+            result.status,
+            {**result.totals(), "peak_rss_bytes": result.peak_rss_bytes},
+            detail,
         )
     return result
 
@@ -247,12 +293,19 @@ class _Committer:
     in one pass per provider and writes them in one transaction."""
 
     def __init__(
-        self, writer: CatalogWriter, import_id: int, reporter: Reporter, max_records: int
+        self,
+        writer: CatalogWriter,
+        import_id: int,
+        reporter: Reporter,
+        max_records: int,
+        stop: threading.Event | None = None,
+        deadline: float | None = None,
     ) -> None:
         self.writer, self.import_id, self.reporter = writer, import_id, reporter
-        self.max_records = max_records
+        self.max_records, self.stop, self.deadline = max_records, stop, deadline
         self.pending: list[tuple[Piece, RawTables | None, SourceOutcome, int]] = []
         self.records = 0
+        self.progressed = False  # some bytes were read in this run
 
     def add(self, piece: Piece, raw: RawTables | None, outcome: SourceOutcome, nbytes: int) -> None:
         """Queue ``piece`` with its raw rows (covering ``nbytes`` of its source). A piece
@@ -262,8 +315,31 @@ class _Committer:
             self.flush()
         self.pending.append((piece, raw, outcome, nbytes))
         self.records += piece.records
+        self.progressed = self.progressed or nbytes > 0
         if withdraws or self.records >= self.max_records:
             self.flush()
+
+    def should_stop(self) -> bool:
+        """Whether a stop was requested or the time budget is spent (a budget only counts
+        once the run has read something, so every run makes progress)."""
+        return (self.stop is not None and self.stop.is_set()) or (
+            self.deadline is not None and self.progressed and time.perf_counter() >= self.deadline
+        )
+
+    def check_stop(self, outcome: SourceOutcome | None = None) -> None:
+        """At a batch boundary: when a stop was requested (or the time budget is spent),
+        commit what is queued and raise :class:`ImportStopped` (:class:`BudgetSpent`),
+        carrying the source in progress, if any."""
+        if not self.should_stop():
+            return
+        self.flush()
+        if self.stop is None or not self.stop.is_set():
+            raise BudgetSpent(outcome)
+        raise ImportStopped(
+            "import stopped at a batch boundary on request; everything read so far is "
+            "committed; run the import again to resume",
+            outcome,
+        )
 
     def flush(self) -> None:
         """Transform and commit everything queued."""
@@ -292,6 +368,23 @@ class _Committer:
                 self.reporter.advanced(outcome.planned, nbytes)
         self.pending.clear()
         self.records = 0
+
+
+class BudgetSpent(Exception):
+    """The run's time budget is spent (internal: the run ends as ``partial``)."""
+
+    def __init__(self, outcome: SourceOutcome | None) -> None:
+        super().__init__("time budget spent")
+        self.outcome = outcome
+
+
+def _left_pending(sources: Sequence[PlannedSource]) -> list[SourceOutcome]:
+    """Outcomes of the sources a run left unread: their planned bytes are pending."""
+    return [
+        SourceOutcome(p, "pending", pending_bytes=p.stop - p.start)
+        for p in sources
+        if p.action == "read"
+    ]
 
 
 def _job(planned: PlannedSource) -> ExtractJob:
@@ -359,6 +452,9 @@ def _run_source(
                 outcome.reject_samples.extend(batch.rejects[:room])
             committer.add(piece, batch.tables, outcome, batch.end_offset - offset)
             offset = batch.end_offset
+            if committer.should_stop():
+                outcome.pending_bytes = planned.stop - offset
+                committer.check_stop(outcome)
     except SourceError as exc:
         continuity = "drift" if exc.code == "SCHEMA_DRIFT" else "unreadable"
         state = _refused_state(

@@ -81,6 +81,26 @@ def test_append_reads_from_the_committed_offset(transcript: Path) -> None:
     )
 
 
+def test_unread_complete_lines_of_an_unchanged_file_are_read(transcript: Path) -> None:
+    # A per-run ceiling or a stopped run committed only the first line.
+    src = _source(transcript)
+    planned = classify(src, _checkpoint(src, 8), SPEC)
+    assert (planned.continuity, planned.action, planned.start, planned.stop) == (
+        "validated-append",
+        "read",
+        8,
+        16,
+    )
+
+
+def test_a_torn_last_line_alone_leaves_an_unchanged_file_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b'{"a":1}\n{"b":')  # the writer is mid-line
+    src = _source(path)
+    planned = classify(src, _checkpoint(src, 8), SPEC)
+    assert (planned.continuity, planned.action) == ("unchanged", "skip")
+
+
 def test_touched_file_with_same_bytes_is_unchanged(transcript: Path) -> None:
     cp = _checkpoint(_source(transcript), 16)
     os.utime(transcript, ns=(1, 1))

@@ -1,0 +1,160 @@
+"""Asked to stop (SIGINT/SIGTERM), an import stops at the next batch boundary: what was
+read is committed with its checkpoints, the receipt says ``interrupted`` and lists the
+committed prefix per source, and the next run resumes to the same catalog as a clean
+import."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from agentlake.demo import generate_claude_corpus
+from agentlake.errors import ImportStopped
+from agentlake.extract.extract import ExtractLimits
+from agentlake.plan import Plan, PlannedSource
+from agentlake.run import ImportOptions, run_import
+from tests.conftest import cli_env
+
+from .helpers import scalar, snapshot
+
+TABLES = ("events", "usage", "sessions", "rejects")
+
+
+class StopAfter:
+    """A progress reporter that requests a stop once ``bytes_`` bytes are committed."""
+
+    def __init__(self, stop: threading.Event, bytes_: int) -> None:
+        self.stop, self.left = stop, bytes_
+
+    def planned(self, plan: Plan) -> None:
+        pass
+
+    def advanced(self, source: PlannedSource, nbytes: int) -> None:
+        self.left -= nbytes
+        if self.left <= 0:
+            self.stop.set()
+
+    def phase(self, name: str) -> None:
+        pass
+
+
+def _options(home: Path, catalog: Path, stop: threading.Event | None = None) -> ImportOptions:
+    return ImportOptions(
+        catalog=catalog, workspace="default", home=home, env={}, build_index=False,
+        limits=ExtractLimits(batch_lines=500), stop=stop,
+    )  # fmt: skip
+
+
+def test_a_stop_request_ends_the_run_at_a_batch_boundary_and_the_next_run_resumes(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    stats = generate_claude_corpus(home, seed=5, target_lines=6_000)
+    clean = tmp_path / "clean.duckdb"
+    assert run_import(_options(home, clean)).exit_code == 0
+
+    stopped = tmp_path / "stopped.duckdb"
+    stop = threading.Event()
+    with pytest.raises(ImportStopped, match="run the import again to resume"):
+        run_import(_options(home, stopped, stop), StopAfter(stop, stats.bytes // 3))
+    assert scalar(stopped, "SELECT status FROM imports") == "interrupted"
+    detail = json.loads(
+        scalar(stopped, "SELECT detail FROM imports ORDER BY import_id DESC LIMIT 1")
+    )
+    committed = sum(s["bytes"] for s in detail["committed"])
+    assert 0 < committed < stats.bytes
+    assert scalar(stopped, "SELECT sum(committed_offset) FROM sources") == committed
+    assert scalar(stopped, "SELECT count(*) FROM events") < scalar(
+        clean, "SELECT count(*) FROM events"
+    )
+
+    assert run_import(_options(home, stopped)).exit_code == 0
+    assert snapshot(stopped, TABLES) == snapshot(clean, TABLES)
+
+
+def _start(home: Path, catalog: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "agentlake", "import", "--home", str(home), "--catalog", str(catalog)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=cli_env(), text=True,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_the_cli_stops_gracefully_on_a_signal(tmp_path: Path, signum: signal.Signals) -> None:
+    home = tmp_path / "home"
+    generate_claude_corpus(home, seed=7, target_lines=80_000)
+    clean = tmp_path / "clean.duckdb"
+    started = time.monotonic()
+    proc = _start(home, clean)
+    assert proc.wait(timeout=600) == 0, proc.stderr.read() if proc.stderr else ""
+    duration = time.monotonic() - started
+
+    stopped = tmp_path / "stopped.duckdb"
+    proc = _start(home, stopped)
+    time.sleep(duration * 0.5)
+    assert proc.poll() is None, "the signal must land while the import runs"
+    proc.send_signal(signum)
+    assert proc.wait(timeout=600) == 130
+    stderr = proc.stderr.read() if proc.stderr else ""
+    assert f"{signum.name}: stopping at the next batch boundary" in stderr
+    assert "Traceback" not in stderr
+    assert scalar(stopped, "SELECT status FROM imports") == "interrupted"
+
+    proc = _start(home, stopped)
+    assert proc.wait(timeout=600) == 0, proc.stderr.read() if proc.stderr else ""
+    assert snapshot(stopped, TABLES) == snapshot(clean, TABLES)
+
+
+def test_a_spent_time_budget_ends_the_run_as_partial_and_the_next_run_resumes(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    generate_claude_corpus(home, seed=6, target_lines=4_000)
+    clean = tmp_path / "clean.duckdb"
+    assert run_import(_options(home, clean)).exit_code == 0
+
+    partial = tmp_path / "partial.duckdb"
+    budget = replace(_options(home, partial), max_duration=1e-9)  # spent after one batch
+    result = run_import(budget)
+    assert result.status == "partial" and result.exit_code == 0
+    assert result.totals()["pending_bytes"] > 0
+    assert scalar(partial, "SELECT status FROM imports") == "partial"
+    assert scalar(partial, "SELECT count(*) FROM events") < scalar(
+        clean, "SELECT count(*) FROM events"
+    )
+    rounds = 1
+    while run_import(budget).status == "partial":  # each run reads at least one batch
+        rounds += 1
+        assert rounds < 200
+    assert snapshot(partial, TABLES) == snapshot(clean, TABLES)
+
+
+def test_per_source_ceilings_leave_the_rest_pending(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    generate_claude_corpus(home, seed=8, target_lines=3_000)
+    clean = tmp_path / "clean.duckdb"
+    assert run_import(_options(home, clean)).exit_code == 0
+    capped = tmp_path / "capped.duckdb"
+    options = replace(
+        _options(home, capped),
+        limits=ExtractLimits(
+            batch_lines=500, max_records_per_source=40, max_bytes_per_source=64 * 1024
+        ),
+    )
+    first = run_import(options)
+    assert first.totals()["pending_bytes"] > 0
+    assert all(s.records <= 40 for s in first.sources)
+    runs = 1
+    while run_import(options).totals()["pending_bytes"]:
+        runs += 1
+        assert runs < 100
+    assert snapshot(capped, TABLES) == snapshot(clean, TABLES)
