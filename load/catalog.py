@@ -14,6 +14,7 @@ import re
 import secrets
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Final
 
@@ -150,9 +151,20 @@ def open_for_write(
             con.close()
 
 
+# Whether readers wait for a running import instead of failing with CatalogLocked when
+# they are not told (the CLI's --wait on read commands sets it for the command).
+READ_WAIT: ContextVar[bool] = ContextVar("agentlake_read_wait", default=False)
+
+
 @contextmanager
-def open_for_read(path: Path, *, wait: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The catalog opened read-only under a shared lock; its version must be known."""
+def open_for_read(
+    path: Path, *, wait: bool | None = None
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The catalog opened read-only under a shared lock; its version must be known.
+    While an import writes, this fails with :class:`CatalogLocked` unless ``wait`` (by
+    default :data:`READ_WAIT`) says to wait for the import to finish."""
+    if wait is None:
+        wait = READ_WAIT.get()
     if not path.is_file():
         from agentlake.errors import NotFoundError
 

@@ -29,6 +29,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentlake.extract.extract import ExtractLimits
+from agentlake.load.catalog import READ_WAIT
 
 from .config import (
     check_workspace,
@@ -78,10 +79,16 @@ UntilOpt = Annotated[
     typer.Option("--until", formats=["%Y-%m-%d", "%Y%m%d"], help="Last day (in --tz)."),
 ]
 CsvOpt = Annotated[bool, typer.Option("--csv", help="Print CSV.")]
+ReadWaitOpt = Annotated[
+    bool,
+    typer.Option("--wait", help="If an import is writing the catalog, wait for it to finish."),
+]
 
 
-def _guard(debug: bool, action: Callable[[], T]) -> T:
-    """The one error boundary: our errors become one line and an exit code."""
+def _guard(debug: bool, action: Callable[[], T], *, wait: bool = False) -> T:
+    """The one error boundary: our errors become one line and an exit code. ``wait``
+    makes the command's catalog reads wait for a running import."""
+    token = READ_WAIT.set(wait)
     try:
         return action()
     except AgentlakeError as exc:
@@ -105,6 +112,8 @@ def _guard(debug: bool, action: Callable[[], T]) -> T:
             highlight=False,
         )
         raise typer.Exit(70) from None
+    finally:
+        READ_WAIT.reset(token)
 
 
 def _catalog(catalog: Path | None) -> Path:
@@ -526,6 +535,7 @@ def search_(
     model: Annotated[str | None, typer.Option("--model")] = None,
     since: SinceOpt = None,
     until: UntilOpt = None,
+    wait: ReadWaitOpt = False,
     catalog: CatalogOpt = None,
     workspace: WorkspaceOpt = None,
     json: JsonOpt = False,
@@ -560,7 +570,7 @@ def search_(
         if page.next_cursor:
             out.print(f"more: --cursor {page.next_cursor}", highlight=False)
 
-    _guard(debug, action)
+    _guard(debug, action, wait=wait)
 
 
 def _highlighted(hit: SearchHit) -> Text:
@@ -624,6 +634,7 @@ def report_unpriced(
     provider: ReportProviderOpt = None,
     prices: PricesOpt = None,
     csv: CsvOpt = False,
+    wait: ReadWaitOpt = False,
     catalog: CatalogOpt = None,
     workspace: WorkspaceOpt = None,
     json: JsonOpt = False,
@@ -651,7 +662,7 @@ def report_unpriced(
         else:
             render_unpriced(out, table)
 
-    _guard(debug, action)
+    _guard(debug, action, wait=wait)
 
 
 _REPORT_HELP: dict[ReportKind, str] = {
@@ -676,6 +687,7 @@ def _report_command(kind: ReportKind) -> Callable[..., None]:
         breakdown: BreakdownOpt = False,
         prices: PricesOpt = None,
         csv: CsvOpt = False,
+        wait: ReadWaitOpt = False,
         catalog: CatalogOpt = None,
         workspace: WorkspaceOpt = None,
         json: JsonOpt = False,
@@ -698,7 +710,7 @@ def _report_command(kind: ReportKind) -> Callable[..., None]:
             else:
                 render_report(out, result)
 
-        _guard(debug, action)
+        _guard(debug, action, wait=wait)
 
     command.__doc__ = _REPORT_HELP[kind]
     return command
@@ -748,6 +760,7 @@ def prices_list(
     ] = None,
     prices: PricesOpt = None,
     csv: CsvOpt = False,
+    wait: ReadWaitOpt = False,
     catalog: CatalogOpt = None,
     json: JsonOpt = False,
     debug: DebugOpt = False,
@@ -768,7 +781,7 @@ def prices_list(
         view = table.select(list(shown)).rename_columns(list(shown.values()))
         _print_table(view, "prices in force, USD per million tokens")
 
-    _guard(debug, action)
+    _guard(debug, action, wait=wait)
 
 
 @app.command("sql")
@@ -778,6 +791,7 @@ def sql_(
     ],
     prices: PricesOpt = None,
     csv: CsvOpt = False,
+    wait: ReadWaitOpt = False,
     catalog: CatalogOpt = None,
     workspace: WorkspaceOpt = None,
     json: JsonOpt = False,
@@ -794,7 +808,7 @@ def sql_(
         )
         _emit(table, as_json=json, as_csv=csv, key="rows", title=None)
 
-    _guard(debug, action)
+    _guard(debug, action, wait=wait)
 
 
 @app.command()
@@ -864,6 +878,7 @@ def sessions_list(
     cursor: Annotated[
         str | None, typer.Option("--cursor", help="Next page of a listing (same filters).")
     ] = None,
+    wait: ReadWaitOpt = False,
     catalog: CatalogOpt = None,
     workspace: WorkspaceOpt = None,
     json: JsonOpt = False,
@@ -880,7 +895,7 @@ def sessions_list(
         )  # fmt: skip
         _print_json(page.to_dict()) if json else render_page(out, page)
 
-    _guard(debug, action)
+    _guard(debug, action, wait=wait)
 
 
 @sessions_app.command("show")
@@ -891,6 +906,7 @@ def sessions_show(
     full: Annotated[
         bool, typer.Option("--full", help="Every event, without bounds (streamed).")
     ] = False,
+    wait: ReadWaitOpt = False,
     catalog: CatalogOpt = None,
     workspace: WorkspaceOpt = None,
     json: JsonOpt = False,
@@ -908,7 +924,7 @@ def sessions_show(
         )  # fmt: skip
         write_detail_json(sys.stdout.write, detail) if json else render_detail(out, detail)
 
-    _guard(debug, action)
+    _guard(debug, action, wait=wait)
 
 
 @app.command()
@@ -921,6 +937,7 @@ def doctor(
     ] = None,
     home: HomeOpt = None,
     provider: ProviderOpt = None,
+    wait: ReadWaitOpt = False,
     catalog: CatalogOpt = None,
     workspace: WorkspaceOpt = None,
     json: JsonOpt = False,
@@ -949,7 +966,7 @@ def doctor(
         _print_json(report.to_json()) if json else render_report(out, report)
         return report.exit_code
 
-    raise typer.Exit(_guard(debug, action))
+    raise typer.Exit(_guard(debug, action, wait=wait))
 
 
 def main(argv: Sequence[str] | None = None) -> None:

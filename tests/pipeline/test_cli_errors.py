@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import duckdb
@@ -144,3 +145,40 @@ def test_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
     )  # fmt: skip
     assert proc.stdout.startswith("event_id,")
     assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_readers_during_an_import_fail_in_one_line_or_wait_with_wait(
+    run_cli: CliRunner, tmp_path: Path
+) -> None:
+    catalog = tmp_path / "c.duckdb"
+    assert run_cli("import", "--home", tmp_path, "--catalog", catalog).returncode == 0
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys; from pathlib import Path; from agentlake.load.catalog import open_for_write\n"
+         f"with open_for_write(Path({str(catalog)!r})):\n    print('held', flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=cli_env(),
+    )  # fmt: skip
+    readers = [
+        ("report", "daily"), ("report", "--unpriced"), ("sql", "SELECT 1"), ("search", "cache"),
+        ("sessions", "list"), ("prices", "list"),
+    ]  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        for args in readers:
+            proc = run_cli(*args, "--catalog", catalog)
+            assert proc.returncode == 5, args
+            assert "an import is writing" in _one_line(proc.stderr), args
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "agentlake", "report", "daily", "--wait", "--json",
+             "--catalog", str(catalog)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(),
+        )  # fmt: skip
+        time.sleep(1.5)
+        assert waiting.poll() is None, "--wait must block while the import writes"
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)
+    out, err = waiting.communicate(timeout=60)
+    assert waiting.returncode == 0, err
+    assert json.loads(out)["report"] == "daily"
