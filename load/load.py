@@ -10,9 +10,10 @@ their rows and every touched source's checkpoint land in the same transaction. S
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 import duckdb
 import orjson
@@ -69,12 +70,24 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class CatalogWriter:
-    """Writes one import run into an open read-write catalog connection."""
+FaultPoint = Literal["commit", "after-data", "index"]
+FaultHook = Callable[[FaultPoint], None]
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, workspace: str) -> None:
+
+class CatalogWriter:
+    """Writes one import run into an open read-write catalog connection.
+
+    ``faults`` (tests only) is called at named points and may raise there: ``commit``
+    before a batch's transaction begins, ``after-data`` once its rows are written but
+    before it commits, ``index`` inside search-index maintenance (the postings of a batch,
+    and compaction)."""
+
+    def __init__(
+        self, con: duckdb.DuckDBPyConnection, workspace: str, *, faults: FaultHook | None = None
+    ) -> None:
         self.con = con
         self.workspace = workspace
+        self._fault: FaultHook = faults or (lambda point: None)
         # Index terms are Porter stems when the fts extension (which provides stem())
         # loads, else the lowercase words themselves; search applies the same rule.
         self._index_add = search_index_script(stemming=load_fts(con))
@@ -123,6 +136,7 @@ class CatalogWriter:
     ) -> dict[str, CommitResult]:
         """Append ``data`` (the rows of ``pieces``) and move each piece's source
         checkpoint, all in one transaction. Returns what was new, per source id."""
+        self._fault("commit")
         con = self.con
         params = {"workspace": self.workspace, "import_id": import_id}
         tables: dict[str, pa.Table] = {
@@ -152,6 +166,7 @@ class CatalogWriter:
             if data:
                 run_script(con, sql.query("insert_new_events"), params)
                 run_script(con, self._index_add, params)
+                self._fault("index")
                 new_events = _counts(con, "SELECT source_id, count(*) FROM new_events GROUP BY ALL")
                 run_script(con, sql.query("upsert_sessions"), params)
                 if tables["batch_usage"].num_rows:
@@ -167,6 +182,7 @@ class CatalogWriter:
                     params,
                 )
             con.execute(sql.query("upsert_sources"))
+            self._fault("after-data")
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
@@ -236,6 +252,7 @@ class CatalogWriter:
         self.con.execute("BEGIN")
         try:
             run_script(self.con, sql.query("search_index_compact"), {})
+            self._fault("index")
             self.con.execute("COMMIT")
         except BaseException:
             self.con.execute("ROLLBACK")

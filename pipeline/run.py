@@ -24,7 +24,7 @@ from agentlake.extract.rows import RawTables
 from agentlake.extract.sources import SourceFile
 from agentlake.load.catalog import open_for_read, open_for_write
 from agentlake.load.checkpoint import document_digest, load_checkpoints, window_digest
-from agentlake.load.load import CatalogWriter, Piece, SourceState
+from agentlake.load.load import CatalogWriter, FaultHook, Piece, SourceState
 from agentlake.transform.redact import POLICY_VERSION
 from agentlake.transform.transform import transform_batch
 
@@ -58,6 +58,7 @@ class ImportOptions:
     # Whole-run time budget in seconds: past it, the run ends at the next batch boundary
     # as "partial" (not an error); what it did not read is pending for the next run.
     max_duration: float | None = None
+    faults: FaultHook | None = None  # tests: fail at named points of the load stage
 
 
 @dataclass(slots=True)
@@ -71,6 +72,7 @@ class SourceOutcome:
     usage: int = 0
     rejected: int = 0
     bytes: int = 0
+    committed_bytes: int = 0  # of ``bytes``, those whose transaction committed
     pending_bytes: int = 0
     message: str | None = None
     reject_samples: list[Reject] = field(default_factory=list)
@@ -165,7 +167,7 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
     with open_for_write(
         options.catalog, wait=options.wait, memory_limit=options.memory_limit
     ) as con:
-        writer = CatalogWriter(con, options.workspace)
+        writer = CatalogWriter(con, options.workspace, faults=options.faults)
         plan = make_plan(
             load_checkpoints(con, options.workspace),
             workspace=options.workspace,
@@ -208,6 +210,12 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
                         result.sources.extend(_left_pending([planned]))
                     break
             committer.flush()
+            if options.reindex:
+                reporter.phase("index")
+                result.index_seconds = writer.rebuild_search_index()
+            elif options.build_index:
+                reporter.phase("index")
+                result.index_seconds = writer.compact_search_index()
         except BaseException as exc:
             # Committed batches stay; the receipt says the run did not finish and why.
             if isinstance(exc, ImportStopped) and exc.outcome is not None:
@@ -216,13 +224,9 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
             failure = {
                 "error": f"{type(exc).__name__}: {exc}"[:500],
                 "committed": [
-                    {
-                        "path": str(s.planned.path),
-                        "bytes": s.bytes,
-                        "pending_bytes": s.pending_bytes,
-                    }
-                    for s in result.sources
-                    if s.bytes or s.pending_bytes
+                    {"path": str(o.planned.path), "bytes": o.committed_bytes}
+                    for o in committer.outcomes.values()
+                    if o.committed_bytes
                 ],
             }
             writer.finish_import(
@@ -232,12 +236,6 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
         finally:
             if extractor is not None:
                 extractor.close()
-        if options.reindex:
-            reporter.phase("index")
-            result.index_seconds = writer.rebuild_search_index()
-        elif options.build_index:
-            reporter.phase("index")
-            result.index_seconds = writer.compact_search_index()
         result.seconds = time.perf_counter() - started
         result.peak_rss_bytes = peak_rss_bytes()
         detail: dict[str, Any] = {
@@ -306,6 +304,7 @@ class _Committer:
         self.pending: list[tuple[Piece, RawTables | None, SourceOutcome, int]] = []
         self.records = 0
         self.progressed = False  # some bytes were read in this run
+        self.outcomes: dict[str, SourceOutcome] = {}  # every source a piece was queued for
 
     def add(self, piece: Piece, raw: RawTables | None, outcome: SourceOutcome, nbytes: int) -> None:
         """Queue ``piece`` with its raw rows (covering ``nbytes`` of its source). A piece
@@ -314,6 +313,7 @@ class _Committer:
         if withdraws:
             self.flush()
         self.pending.append((piece, raw, outcome, nbytes))
+        self.outcomes[piece.state.source.source_id] = outcome
         self.records += piece.records
         self.progressed = self.progressed or nbytes > 0
         if withdraws or self.records >= self.max_records:
@@ -364,6 +364,7 @@ class _Committer:
                 outcome.events += got.new_events
                 outcome.usage += got.new_usage
                 outcome.rejected += got.rejects
+            outcome.committed_bytes += nbytes
             if nbytes:
                 self.reporter.advanced(outcome.planned, nbytes)
         self.pending.clear()
