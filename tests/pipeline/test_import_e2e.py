@@ -258,3 +258,45 @@ def test_a_failed_run_leaves_a_failed_receipt_and_its_committed_batches(
     assert snapshot(catalog, ("events", "usage", "rejects")) == snapshot(
         clean, ("events", "usage", "rejects")
     )
+
+
+def test_colliding_native_ids_in_two_workspaces_stay_separate(
+    run_cli: CliRunner, tmp_path: Path
+) -> None:
+    # The same session, message and request ids in two workspaces, with other tokens and
+    # text in the second: dedup, sessions and search must never cross the workspace line.
+    source = REPO / "fixtures" / "claude" / "streamed_duplicate_chunks"
+    home_a, home_b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(source, home_a)
+    shutil.copytree(source, home_b)
+    (transcript,) = (home_b / ".claude" / "projects").rglob("*.jsonl")
+    text = transcript.read_text()
+    transcript.write_text(
+        text.replace('"output_tokens":', '"output_tokens":1000').replace(
+            '"type":"text","text":"', '"type":"text","text":"zebracolliding '
+        )
+    )
+    catalog = tmp_path / "c.duckdb"
+    for ws, home in (("a", home_a), ("b", home_b)):
+        proc = run_cli("import", "--home", home, "--catalog", catalog, "--workspace", ws)
+        assert proc.returncode == 0, proc.stderr
+    totals = {
+        ws: scalar(catalog, "SELECT sum(output_tokens) FROM usage WHERE workspace = ?", [ws])
+        for ws in ("a", "b")
+    }
+    alone = tmp_path / "alone.duckdb"
+    assert run_cli("import", "--home", home_a, "--catalog", alone).returncode == 0
+    assert totals["a"] == scalar(alone, "SELECT sum(output_tokens) FROM usage")
+    assert totals["b"] > totals["a"]
+    assert scalar(catalog, "SELECT count(DISTINCT workspace) FROM sessions") == 2
+    hits = run_cli("search", "zebracolliding", "--catalog", catalog, "--workspace", "a", "--json")
+    assert json.loads(hits.stdout)["hits"] == []
+    hits = run_cli("search", "zebracolliding", "--catalog", catalog, "--workspace", "b", "--json")
+    assert json.loads(hits.stdout)["hits"]
+    # an id that exists only in workspace a reads as unknown from workspace c
+    session = scalar(catalog, "SELECT session_id FROM sessions WHERE workspace = 'a' LIMIT 1")
+    for args in (("sessions", "show", session), ("doctor", session, "--home", tmp_path / "x")):
+        proc = run_cli(*args, "--catalog", catalog, "--workspace", "c")
+        assert proc.returncode == 4, (args, proc.stdout, proc.stderr)
+    shown = run_cli("sessions", "show", session, "--catalog", catalog, "--workspace", "a")
+    assert shown.returncode == 0
