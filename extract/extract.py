@@ -39,6 +39,7 @@ class ExtractLimits:
 
     record: RecordLimits = field(default_factory=RecordLimits)
     batch_lines: int = 50_000
+    batch_bytes: int = 64 * MiB  # a batch ends once it covers this many bytes
     chunk_bytes: int = MiB
     max_records_per_source: int | None = None
     max_bytes_per_source: int | None = None
@@ -122,6 +123,7 @@ def _extract_lines(
         limits=limits.record,
         chunk_bytes=limits.chunk_bytes,
         batch_lines=limits.batch_lines,
+        batch_bytes=limits.batch_bytes,
     )
     for chunk in lines:
         if budget is not None and len(chunk.records) > budget:

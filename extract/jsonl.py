@@ -105,6 +105,7 @@ def read_lines(
     limits: RecordLimits = RecordLimits(),
     chunk_bytes: int = MiB,
     batch_lines: int = 50_000,
+    batch_bytes: int | None = None,
 ) -> Iterator[LineBatch]:
     """Yield batches of parsed lines of ``path`` between byte ``start`` and ``stop``.
 
@@ -112,7 +113,9 @@ def read_lines(
     ``stop`` are the pending tail: not consumed, not rejected. An over-long line is
     rejected as ``OVERSIZED`` once its newline is found, without being buffered: at most
     ``limits.max_line_bytes`` of a pending line and one chunk are held at a time. Each
-    batch holds at most ``batch_lines`` lines (valid, rejected and blank alike).
+    batch holds at most ``batch_lines`` lines (valid, rejected and blank alike) and, with
+    ``batch_bytes``, ends once it covers that many bytes (overshooting by at most one
+    chunk or one line), so a file of huge lines does not make a huge batch.
     """
     max_len = limits.max_line_bytes
     batch_lines = max(1, batch_lines)
@@ -157,7 +160,11 @@ def read_lines(
                 skipping, pending, pending_len = False, [], 0
             # Parse the complete lines, yielding each batch as soon as it is full.
             while True:
-                if batch.lines >= batch_lines:
+                if batch.lines >= batch_lines or (
+                    batch_bytes is not None
+                    and batch.lines
+                    and batch.end_offset - batch.start_offset >= batch_bytes
+                ):
                     yield batch
                     batch = LineBatch(start_offset=line_start, end_offset=line_start)
                 if first >= len(lines):

@@ -337,7 +337,8 @@ def import_(
     home: HomeOpt = None,
     provider: ProviderOpt = None,
     memory_limit: Annotated[
-        str, typer.Option("--memory-limit", help="DuckDB memory ceiling.")
+        str,
+        typer.Option("--memory-limit", help="Memory ceiling of the run (DuckDB gets a quarter)."),
     ] = "1GiB",
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the plan; write nothing.")

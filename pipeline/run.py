@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from agentlake.extract.extract import ExtractBatch, ExtractLimits
 from agentlake.extract.jsonl import Reject
@@ -28,6 +28,7 @@ from agentlake.load.load import CatalogWriter, FaultHook, Piece, SourceState
 from agentlake.transform.redact import POLICY_VERSION
 from agentlake.transform.transform import transform_batch
 
+from .config import parse_size
 from .errors import ImportStopped, SourceError
 from .parallel import ExtractJob, ParallelExtractor, extract_job
 from .plan import Plan, PlannedSource, make_plan, select_providers
@@ -47,7 +48,9 @@ class ImportOptions:
     env: Mapping[str, str]
     providers: Sequence[str] = ()
     restart_drifted: bool = False
-    memory_limit: str | None = "1GiB"  # DuckDB's ceiling (None: DuckDB's default)
+    # The whole run's memory ceiling (None: DuckDB's default and full-size batches): DuckDB
+    # gets 3/8 of it, and commits shrink so the Python side's rows fit in the rest.
+    memory_limit: str | None = "1GiB"
     wait: bool = False
     limits: ExtractLimits = field(default_factory=ExtractLimits)
     build_index: bool = True
@@ -159,14 +162,40 @@ def plan_import(options: ImportOptions) -> Plan:
     )
 
 
+# The split of a whole-run memory ceiling, measured with tests/pipeline/test_memory.py
+# (100 MB of transcripts with lines near 4 MiB under 512 MiB) and the synthetic corpus:
+# besides its buffer pool, DuckDB allocates outside its limit, and one commit's rows cost
+# the Python side (raw lists, Arrow and polars copies, allocator slack) about
+# _BYTES_PER_RECORD per record and a few copies of their source bytes.
+_DUCKDB_SHARE: Final = 1 / 4
+_BYTES_PER_RECORD: Final = 64 * 1024
+_SOURCE_COPIES: Final = 48  # the rest divided by this = source bytes per commit
+_MIN_BATCH: Final = 1_000
+
+
+def memory_budget(limit: str | None, limits: ExtractLimits) -> tuple[str | None, ExtractLimits]:
+    """Split a whole-run memory ceiling into DuckDB's ``memory_limit`` (a quarter of it)
+    and the records and source bytes per commit, so that the Python side fits in the
+    rest. ``None`` keeps DuckDB's default and ``limits`` as they are."""
+    if limit is None:
+        return None, limits
+    total = parse_size(limit)
+    duckdb_bytes = max(64 << 20, int(total * _DUCKDB_SHARE))
+    rest = total - duckdb_bytes
+    return f"{duckdb_bytes // (1 << 20)}MiB", replace(
+        limits,
+        batch_lines=min(limits.batch_lines, max(_MIN_BATCH, rest // _BYTES_PER_RECORD)),
+        batch_bytes=min(limits.batch_bytes, max(4 << 20, rest // _SOURCE_COPIES)),
+    )
+
+
 def run_import(options: ImportOptions, reporter: Reporter | None = None) -> ImportResult:
     """Plan and execute an import; returns its receipt."""
     reporter = reporter or NullReporter()
     started = time.perf_counter()
     specs = select_providers(options.providers)
-    with open_for_write(
-        options.catalog, wait=options.wait, memory_limit=options.memory_limit
-    ) as con:
+    duckdb_limit, limits = memory_budget(options.memory_limit, options.limits)
+    with open_for_write(options.catalog, wait=options.wait, memory_limit=duckdb_limit) as con:
         writer = CatalogWriter(con, options.workspace, faults=options.faults)
         plan = make_plan(
             load_checkpoints(con, options.workspace),
@@ -181,12 +210,13 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
         result = ImportResult(import_id, plan)
         deadline = None if options.max_duration is None else started + options.max_duration
         committer = _Committer(
-            writer, import_id, reporter, options.limits.batch_lines, options.stop, deadline
-        )
+            writer, import_id, reporter, limits.batch_lines, options.stop, deadline,
+            max_bytes=limits.batch_bytes,
+        )  # fmt: skip
         reads = [p for p in plan.sources if p.action == "read"]
         workers = options.workers if plan.bytes_to_read >= PARALLEL_MIN_BYTES else 0
         extractor = (
-            ParallelExtractor([_job(p) for p in reads], options.limits, workers=workers)
+            ParallelExtractor([_job(p) for p in reads], limits, workers=workers)
             if workers
             else None
         )
@@ -197,7 +227,7 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
                 elif extractor is not None:
                     batches = extractor.next_source()
                 else:
-                    batches = extract_job(_job(planned), options.limits)
+                    batches = extract_job(_job(planned), limits)
                 try:
                     committer.check_stop()
                     result.sources.append(_run_source(committer, planned, batches))
@@ -298,9 +328,13 @@ class _Committer:
         max_records: int,
         stop: threading.Event | None = None,
         deadline: float | None = None,
+        *,
+        max_bytes: int | None = None,
     ) -> None:
         self.writer, self.import_id, self.reporter = writer, import_id, reporter
         self.max_records, self.stop, self.deadline = max_records, stop, deadline
+        self.max_bytes = max_bytes
+        self.bytes = 0
         self.pending: list[tuple[Piece, RawTables | None, SourceOutcome, int]] = []
         self.records = 0
         self.progressed = False  # some bytes were read in this run
@@ -315,8 +349,12 @@ class _Committer:
         self.pending.append((piece, raw, outcome, nbytes))
         self.outcomes[piece.state.source.source_id] = outcome
         self.records += piece.records
+        self.bytes += nbytes
         self.progressed = self.progressed or nbytes > 0
-        if withdraws or self.records >= self.max_records:
+        full = self.records >= self.max_records or (
+            self.max_bytes is not None and self.bytes >= self.max_bytes
+        )
+        if withdraws or full:
             self.flush()
 
     def should_stop(self) -> bool:
@@ -369,6 +407,7 @@ class _Committer:
                 self.reporter.advanced(outcome.planned, nbytes)
         self.pending.clear()
         self.records = 0
+        self.bytes = 0
 
 
 class BudgetSpent(Exception):

@@ -1,10 +1,12 @@
 -- Index the events just inserted (temp table `new_events`): their text and their tool
--- input (JSON text), both already redacted.
+-- input (JSON text), both already redacted; the first 256 KiB of each event (a 4 MiB
+-- tool output would otherwise become hundreds of thousands of token rows in one commit,
+-- beyond the import's memory ceiling).
 -- Parameters: $workspace
 CREATE OR REPLACE TEMP TABLE new_postings AS
 WITH tokens AS (
     SELECT event_id,
-           unnest(regexp_split_to_array(lower(concat_ws(' ', text, CAST(tool_input AS VARCHAR))), '[^a-z0-9]+')) AS token
+           unnest(regexp_split_to_array(lower(left(concat_ws(' ', text, CAST(tool_input AS VARCHAR)), 262144)), '[^a-z0-9]+')) AS token
     FROM new_events
     WHERE text IS NOT NULL OR tool_input IS NOT NULL
 ), counted AS (

@@ -1,0 +1,76 @@
+"""The memory ceiling holds end to end: an import of about 100 MB of transcripts, many of
+whose lines are close to the 4 MiB line limit, stays under ``--memory-limit`` (peak RSS of
+the import process, measured by the kernel)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from agentlake.demo import generate_claude_corpus
+from tests.conftest import cli_env
+
+from .helpers import scalar
+
+LIMIT_MIB = 512
+WORDS = ("cache", "loader", "session", "retry", "parser", "token", "budget", "index", "query")
+
+
+def _huge_tool_result(session: str, index: int, size: int, rng: random.Random) -> bytes:
+    """One Claude Code tool-result line of about ``size`` bytes."""
+    text = " ".join(rng.choice(WORDS) for _ in range(size // 6))[: size - 600]
+    record = {
+        "parentUuid": None, "isSidechain": False, "userType": "external",
+        "cwd": "/home/dev/bigrepo", "sessionId": session, "version": "2.1.42",
+        "gitBranch": "main", "type": "user",
+        "message": {"role": "user", "content": [
+            {"tool_use_id": f"toolu_big{index:05d}", "type": "tool_result", "content": text}
+        ]},
+        "uuid": f"b16b16b1-0000-4000-8000-{index:012d}",
+        "timestamp": f"2026-05-02T16:{index // 60:02d}:{index % 60:02d}.000Z",
+    }  # fmt: skip
+    return orjson.dumps(record) + b"\n"
+
+
+@pytest.mark.slow
+def test_peak_rss_stays_under_the_memory_limit(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    generate_claude_corpus(home, seed=4, target_lines=50_000)
+    rng = random.Random(4)
+    session = "b16b16b1-0000-4000-8000-000000000000"
+    big = home / ".claude" / "projects" / "-home-dev-bigrepo" / f"{session}.jsonl"
+    big.parent.mkdir(parents=True)
+    with big.open("wb") as out:
+        for i in range(16):
+            out.write(_huge_tool_result(session, i, 4 * 1024 * 1024 - 64 * 1024, rng))
+        out.write(_huge_tool_result(session, 99, 4 * 1024 * 1024 + 512 * 1024, rng))  # too long
+    total = sum(p.stat().st_size for p in home.rglob("*.jsonl"))
+    assert total >= 100 * 1024 * 1024
+
+    catalog = tmp_path / "c.duckdb"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentlake", "import", "--home", str(home), "--catalog",
+         str(catalog), "--memory-limit", f"{LIMIT_MIB}MiB", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(),
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    stdout = proc.stdout.read()
+    stderr = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode == 0, stderr.decode()
+    peak_mib = usage.ru_maxrss / 1024  # kilobytes on Linux
+    assert peak_mib <= LIMIT_MIB, f"peak RSS {peak_mib:.0f} MiB over the {LIMIT_MIB} MiB limit"
+
+    totals = json.loads(stdout)["totals"]
+    assert totals["rejected"] == 1  # the one line over 4 MiB, with a receipt
+    assert scalar(catalog, "SELECT reason FROM rejects") == "OVERSIZED"
+    big_events = scalar(catalog, "SELECT count(*) FROM events WHERE session_id = ?", [session])
+    assert big_events == 16
