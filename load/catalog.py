@@ -157,9 +157,7 @@ READ_WAIT: ContextVar[bool] = ContextVar("agentlake_read_wait", default=False)
 
 
 @contextmanager
-def open_for_read(
-    path: Path, *, wait: bool | None = None
-) -> Iterator[duckdb.DuckDBPyConnection]:
+def open_for_read(path: Path, *, wait: bool | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
     """The catalog opened read-only under a shared lock; its version must be known.
     While an import writes, this fails with :class:`CatalogLocked` unless ``wait`` (by
     default :data:`READ_WAIT`) says to wait for the import to finish."""
