@@ -167,9 +167,9 @@ def plan_import(options: ImportOptions) -> Plan:
 # besides its buffer pool, DuckDB allocates outside its limit, and one commit's rows cost
 # the Python side (raw lists, Arrow and polars copies, allocator slack) about
 # _BYTES_PER_RECORD per record and a few copies of their source bytes.
-_DUCKDB_SHARE: Final = 1 / 4
+_DUCKDB_SHARE: Final = 1 / 5
 _BYTES_PER_RECORD: Final = 64 * 1024
-_SOURCE_COPIES: Final = 48  # the rest divided by this = source bytes per commit
+_SOURCE_COPIES: Final = 64  # the rest divided by this = source bytes per commit
 _MIN_BATCH: Final = 1_000
 
 
