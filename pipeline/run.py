@@ -168,20 +168,23 @@ def plan_import(options: ImportOptions) -> Plan:
 # the Python side (raw lists, Arrow and polars copies, allocator slack) about
 # _BYTES_PER_RECORD per record and a few copies of their source bytes.
 _DUCKDB_SHARE: Final = 1 / 5
+# Below this DuckDB cannot checkpoint pages of multi-MiB strings and invalidates the
+# database (a fatal error), so the floor wins over the share.
+_DUCKDB_FLOOR: Final = 128 << 20
 _BYTES_PER_RECORD: Final = 64 * 1024
 _SOURCE_COPIES: Final = 64  # the rest divided by this = source bytes per commit
 _MIN_BATCH: Final = 1_000
 
 
 def memory_budget(limit: str | None, limits: ExtractLimits) -> tuple[str | None, ExtractLimits]:
-    """Split a whole-run memory ceiling into DuckDB's ``memory_limit`` (a quarter of it)
-    and the records and source bytes per commit, so that the Python side fits in the
-    rest. ``None`` keeps DuckDB's default and ``limits`` as they are."""
+    """Split a whole-run memory ceiling into DuckDB's ``memory_limit`` (a fifth, at
+    least 128 MiB) and the records and source bytes per commit, so that the Python side
+    fits in the rest. ``None`` keeps DuckDB's default and ``limits`` as they are."""
     if limit is None:
         return None, limits
     total = parse_size(limit)
-    duckdb_bytes = max(64 << 20, int(total * _DUCKDB_SHARE))
-    rest = total - duckdb_bytes
+    duckdb_bytes = max(_DUCKDB_FLOOR, int(total * _DUCKDB_SHARE))
+    rest = max(0, total - duckdb_bytes)
     return f"{duckdb_bytes // (1 << 20)}MiB", replace(
         limits,
         batch_lines=min(limits.batch_lines, max(_MIN_BATCH, rest // _BYTES_PER_RECORD)),

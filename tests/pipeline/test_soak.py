@@ -127,7 +127,9 @@ def test_random_kills_across_a_growing_corpus_then_resume_equals_clean_import(
     )
     con.close()
     assert refused == {str(truncated), str(replaced)}
-    assert continuity[str(truncated)] == "truncated" and continuity[str(replaced)] == "replaced"
+    assert continuity[str(truncated)] == "truncated"
+    # A new file may get the freed inode back; then its changed bytes say "rewritten".
+    assert continuity[str(replaced)] in ("replaced", "rewritten")
 
     clean = tmp_path / "clean.duckdb"
     assert _start(home, clean).wait(timeout=600) == 0
