@@ -35,6 +35,8 @@ import hashlib
 import json
 import math
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -46,6 +48,7 @@ import pyarrow.compute as pc
 
 from agentlake.errors import ConfigurationError
 
+from .catalog import open_for_read
 from .prices import (
     PRICE_COLUMNS,
     USER_PRIORITY,
@@ -293,3 +296,15 @@ def apply_price_overrides(con: duckdb.DuckDBPyConnection, overrides: PriceOverri
     finally:
         con.unregister("_override_prices")
         con.unregister("_override_aliases")
+
+
+@contextmanager
+def open_priced(
+    catalog: Path, prices: PriceOverrides | None = None
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The catalog opened for reading (see :func:`open_for_read`) with the user's
+    ``prices``, if any, in force for its queries."""
+    with open_for_read(catalog) as con:
+        if prices is not None:
+            apply_price_overrides(con, prices)
+        yield con

@@ -8,8 +8,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from agentlake import sql
-from agentlake.load.catalog import open_for_read, open_for_write
-from agentlake.load.price_overrides import PriceOverrides, apply_price_overrides
+from agentlake.load.catalog import open_for_write
+from agentlake.load.price_overrides import PriceOverrides, open_priced
 from agentlake.load.prices import PriceRefresh, refresh_prices_from
 
 
@@ -18,9 +18,7 @@ def list_prices(
 ) -> pa.Table:
     """Every price period in force (user overrides first), optionally only for models
     whose id contains ``model``; per-million-token USD rates."""
-    with open_for_read(catalog) as con:
-        if prices is not None:
-            apply_price_overrides(con, prices)
+    with open_priced(catalog, prices) as con:
         return con.execute(sql.query("prices_list"), {"model": model}).to_arrow_table()
 
 

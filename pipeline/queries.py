@@ -9,8 +9,7 @@ from typing import Final
 import duckdb
 import pyarrow as pa
 
-from agentlake.load.catalog import open_for_read
-from agentlake.load.price_overrides import PriceOverrides, apply_price_overrides
+from agentlake.load.price_overrides import PriceOverrides, open_priced
 
 from .errors import ConfigurationError
 
@@ -32,9 +31,7 @@ def scoped_sql(
     """Run one read-only statement where every catalog table and view is replaced by a
     temporary view of this workspace's rows, with the user's ``prices`` (if any) in force
     for ``usage_costed`` and ``usage_daily``."""
-    with open_for_read(catalog) as con:
-        if prices is not None:
-            apply_price_overrides(con, prices)
+    with open_priced(catalog, prices) as con:
         row = con.execute("SELECT current_database()").fetchone()
         assert row is not None
         database = '"' + str(row[0]).replace('"', '""') + '"'

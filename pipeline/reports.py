@@ -20,8 +20,7 @@ import polars as pl
 import pyarrow as pa
 
 from agentlake import sql
-from agentlake.load.catalog import open_for_read
-from agentlake.load.price_overrides import PriceOverrides, apply_price_overrides
+from agentlake.load.price_overrides import PriceOverrides, open_priced
 
 from .errors import ConfigurationError
 
@@ -62,16 +61,11 @@ class ReportFilter:
 
     def to_json(self) -> dict[str, Any]:
         """The filter as the ``filters`` member of a report's JSON document."""
-        return {
-            f: getattr(self, f) for f in ("tz", "since", "until", "provider", "model", "project")
-        }
+        return {f: getattr(self, f) for f in self.__slots__}
 
     def params(self, workspace: str) -> dict[str, object]:
         """The named parameters of every report query (``report_calls`` arguments)."""
-        return {
-            "workspace": workspace, "tz": self.tz, "since": self.since, "until": self.until,
-            "provider": self.provider, "model": self.model, "project": self.project,
-        }  # fmt: skip
+        return {"workspace": workspace, **self.to_json()}
 
 
 @contextmanager
@@ -82,9 +76,7 @@ def report_connection(
     the user's ``prices`` (if any) in force for its queries. Use it as ``FROM
     report_calls($workspace, $tz, $since, $until, $provider, $model, $project)`` with
     :meth:`ReportFilter.params`."""
-    with open_for_read(catalog) as con:
-        if prices is not None:
-            apply_price_overrides(con, prices)
+    with open_priced(catalog, prices) as con:
         con.execute(sql.query("report_calls"))
         yield con
 
@@ -133,14 +125,20 @@ class Report:
         """The columns that identify a row."""
         return _KEYS.get(self.kind, ("block_start",))
 
+    def parts(self) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
+        """The breakdown rows (without their key columns) grouped by the key of the row
+        they belong to; empty without a breakdown."""
+        nested: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        for item in [] if self.breakdown is None else self.breakdown.to_pylist():
+            key = tuple(item.pop(k) for k in self.keys)
+            nested.setdefault(key, []).append(item)
+        return nested
+
     def to_json(self) -> dict[str, Any]:
         """The stable ``--json`` document (shape documented in README "Reports")."""
         rows = self.rows.to_pylist()
         if self.breakdown is not None:
-            nested: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-            for item in self.breakdown.to_pylist():
-                key = tuple(item.pop(k) for k in self.keys)
-                nested.setdefault(key, []).append(item)
+            nested = self.parts()
             for row in rows:
                 row["breakdown"] = nested.get(tuple(row[k] for k in self.keys), [])
         return {

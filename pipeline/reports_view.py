@@ -73,7 +73,7 @@ def render_report(console: Console, report: Report) -> None:
         total = _cell(report.totals.get(name), name, compact=compact)
         header = _COMPACT_HEADERS.get(name, header) if compact else header
         table.add_column(header, justify="right", footer=total, no_wrap=True)
-    nested = _nested(report)
+    nested = report.parts()
     providers = {p for row in nested.values() for p in (x["provider"] for x in row)}
     for row in report.rows.to_pylist():
         cells = [_key_cell(row, key, report, compact=compact) for key in keys]
@@ -104,15 +104,6 @@ def _title(report: Report) -> str:
     ]
     extra = ", ".join(b for b in bounds if b)
     return f"{report.kind} usage ({flt.tz})" + (f", {extra}" if extra else "")
-
-
-def _nested(report: Report) -> dict[tuple[Any, ...], list[dict[str, Any]]]:
-    if report.breakdown is None:
-        return {}
-    out: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
-    for part in report.breakdown.to_pylist():
-        out.setdefault(tuple(part[k] for k in report.keys), []).append(part)
-    return out
 
 
 def _key_cell(row: dict[str, Any], key: str, report: Report, *, compact: bool = False) -> str:
