@@ -150,6 +150,9 @@ class CatalogWriter:
             retractions = pa.concat_tables([r.retractions for r in data])
             if retractions.num_rows:
                 tables["batch_retractions"] = retractions
+            amended = pa.concat_tables([r.amended for r in data])
+            if amended.num_rows:
+                tables["batch_amended"] = amended
         for name, table in tables.items():
             con.register(name, table)
         new_events: dict[str, int] = {}
@@ -163,6 +166,10 @@ class CatalogWriter:
                 run_script(con, sql.query("apply_retractions"), params)
                 run_script(con, sql.query("search_index_remove"), params)
                 run_script(con, sql.query("recompute_sessions"), params)
+            if "batch_amended" in tables:
+                run_script(con, sql.query("amend_events"), params)
+                run_script(con, sql.query("search_index_remove"), params)
+                run_script(con, self._index_add, params)
             if data:
                 run_script(con, sql.query("insert_new_events"), params)
                 run_script(con, self._index_add, params)

@@ -411,6 +411,8 @@ class _Plan:
     compact_at: int | None = None
     resume: bool = False
     canaries: tuple[str, ...] = ()
+    secret_urls: tuple[str, ...] = ()
+    split_canaries: tuple[str, ...] = ()
     meta_commands: bool = False
     interrupt_at: int | None = None
     custom_title: str | None = None
@@ -1157,6 +1159,9 @@ class _Generator:
         self.reply(th, [self.text(2, 4)], "end_turn")
 
     def canary_turn(self, th: _Thread, plan: _Plan, canary: str) -> None:
+        """Plant ``canary`` once in every text-bearing record kind: a prompt, a tool
+        call's input and its output, the reply's reasoning and text, a system line, a
+        summary line and a custom title."""
         prompt = (
             f"use the staging key {canary} to call the payments sandbox and check that the "
             "webhook answers"
@@ -1178,7 +1183,48 @@ class _Generator:
             {"interrupted": False, "isImage": False, "exitCode": 0},
             self.rng.randint(300, 2_000),
         )
-        self.turn(th, plan, prompt, forced=[call])
+        self.prompt(th, plan, prompt, planted=True)
+        self.run_tools(th, plan.project, [call], [self.text(1, 1)])
+        thought = f"The sandbox accepted {canary}; it should be rotated after the check."
+        sig = base64.b64encode(self.rng.randbytes(200)).decode("ascii")
+        answer = f"The sandbox answered 200 with the key {canary}. Rotate it when done."
+        self.reply(
+            th,
+            [{"type": "thinking", "thinking": thought, "signature": sig},
+             {"type": "text", "text": answer}],
+            "end_turn",
+        )  # fmt: skip
+        self.system(
+            th,
+            "local_command",
+            {"content": f"<local-command-stdout>API_KEY={canary}</local-command-stdout>",
+             "level": "info"},
+            th.parent,
+        )  # fmt: skip
+        self.meta(th, {"type": "summary", "summary": f"Ping the sandbox with {canary}",
+                       "leafUuid": th.parent})  # fmt: skip
+        self.meta(th, {"type": "custom-title", "customTitle": f"sandbox key {canary}",
+                       "sessionId": th.session_id})  # fmt: skip
+
+    def url_turn(self, th: _Thread, plan: _Plan, url: str) -> None:
+        """Plant a URL carrying a secret in a prompt, a command and its output."""
+        call = _ToolCall(
+            "Bash",
+            {"command": f"curl -fsS '{url}'", "description": "Call the endpoint"},
+            f"* Trying {url}\n< HTTP/1.1 200 OK\nok",
+            False,
+            {"interrupted": False, "isImage": False, "exitCode": 0},
+            self.rng.randint(300, 2_000),
+        )
+        self.turn(th, plan, f"check that {url} still answers", forced=[call])
+
+    def split_turn(self, th: _Thread, plan: _Plan, canary: str) -> None:
+        """A reply streamed as two text chunks that cut ``canary`` after its first two
+        characters, so neither chunk holds a recognizable credential alone."""
+        self.prompt(th, plan, "which token did the deploy job use?", planted=True)
+        first = {"type": "text", "text": f"The deploy job used the token {canary[:2]}"}
+        second = {"type": "text", "text": f"{canary[2:]} from the CI settings."}
+        self.reply(th, [first, second], "end_turn")
 
     # ----------------------------------------------------------------- sessions
 
@@ -1230,6 +1276,10 @@ class _Generator:
                 )
                 for canary in plan.canaries:
                     self.canary_turn(th, plan, canary)
+                for url in plan.secret_urls:
+                    self.url_turn(th, plan, url)
+                for canary in plan.split_canaries:
+                    self.split_turn(th, plan, canary)
         if plan.custom_title is not None:
             self.meta(
                 th,
@@ -1279,7 +1329,13 @@ class _Generator:
 
 
 def _demo_plans(
-    gen: _Generator, sessions: int, turns: int, start_ms: int, canaries: Sequence[str]
+    gen: _Generator,
+    sessions: int,
+    turns: int,
+    start_ms: int,
+    canaries: Sequence[str],
+    secret_urls: Sequence[str] = (),
+    split_canaries: Sequence[str] = (),
 ) -> list[_Plan]:
     rng = gen.rng
     plans: list[_Plan] = []
@@ -1320,6 +1376,12 @@ def _demo_plans(
     for number, canary in enumerate(canaries):
         host = hosts[number % len(hosts)]
         host.canaries = (*host.canaries, canary)
+    for number, url in enumerate(secret_urls):
+        host = hosts[number % len(hosts)]
+        host.secret_urls = (*host.secret_urls, url)
+    for number, canary in enumerate(split_canaries):
+        host = hosts[number % len(hosts)]
+        host.split_canaries = (*host.split_canaries, canary)
     return plans
 
 
@@ -1332,6 +1394,8 @@ def generate_claude_home(
     start: datetime = datetime(2026, 5, 1, 9, tzinfo=UTC),
     tool_output_bytes: int = 600,
     canaries: Sequence[str] = (),
+    secret_urls: Sequence[str] = (),
+    split_canaries: Sequence[str] = (),
 ) -> DemoStats:
     """Write a small, realistic synthetic Claude Code home under ``home``.
 
@@ -1346,8 +1410,12 @@ def generate_claude_home(
     The first prompt of sessions 0 and 5 contains :data:`SEARCH_PHRASE`.
 
     Each string in ``canaries`` is planted exactly once in a user prompt, once in a
-    ``Bash`` tool_use input (``export API_KEY=<canary> && curl ...``) and once in a
-    tool_result output, in a session that is never re-copied by a resume.
+    ``Bash`` tool_use input (``export API_KEY=<canary> && curl ...``), once in a
+    tool_result output, and once each in a reply's thinking and text, a ``system`` line, a
+    ``summary`` line and a ``custom-title``, in a session that is never re-copied by a
+    resume. Each URL in ``secret_urls`` is planted in a prompt, a ``curl`` command and its
+    output; each string in ``split_canaries`` is cut in two across the two text chunks of
+    one streamed reply.
 
     The output is byte-for-byte identical for identical arguments. Existing files with
     the same names are overwritten. Returns what was written.
@@ -1358,7 +1426,10 @@ def generate_claude_home(
         raise ValueError("canaries need at least one session")
     gen = _Generator(home, random.Random(seed), tool_output_bytes)
     try:
-        for plan in _demo_plans(gen, sessions, turns_per_session, epoch_ms(start), canaries):
+        plans = _demo_plans(
+            gen, sessions, turns_per_session, epoch_ms(start), canaries, secret_urls, split_canaries
+        )
+        for plan in plans:
             gen.session(plan)
     finally:
         gen.sink.close_all()

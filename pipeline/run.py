@@ -17,6 +17,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
+import pyarrow as pa
+
 from agentlake.extract.extract import ExtractBatch, ExtractLimits
 from agentlake.extract.jsonl import Reject
 from agentlake.extract.providers import ProviderSpec, by_id
@@ -26,7 +28,7 @@ from agentlake.load.catalog import open_for_read, open_for_write
 from agentlake.load.checkpoint import document_digest, load_checkpoints, window_digest
 from agentlake.load.load import CatalogWriter, FaultHook, Piece, SourceState
 from agentlake.transform.redact import POLICY_VERSION
-from agentlake.transform.transform import transform_batch
+from agentlake.transform.transform import stream_context, transform_batch
 
 from .config import parse_size
 from .errors import ImportStopped, SourceError
@@ -342,6 +344,9 @@ class _Committer:
         self.records = 0
         self.progressed = False  # some bytes were read in this run
         self.outcomes: dict[str, SourceOutcome] = {}  # every source a piece was queued for
+        # (provider, raw events) the next commit may continue: a message streamed as
+        # several records can be cut between two commits.
+        self.context: tuple[str, pa.Table] | None = None
 
     def add(self, piece: Piece, raw: RawTables | None, outcome: SourceOutcome, nbytes: int) -> None:
         """Queue ``piece`` with its raw rows (covering ``nbytes`` of its source). A piece
@@ -391,10 +396,20 @@ class _Committer:
             if raw is not None:
                 src = piece.state.source
                 by_provider.setdefault(src.provider, []).append(raw.tagged(src.source_id))
+        context = self.context
         data = [
-            transform_batch(RawTables.concat(parts), provider=provider)
+            transform_batch(
+                RawTables.concat(parts),
+                provider=provider,
+                context=context[1] if context and context[0] == provider else None,
+            )
             for provider, parts in by_provider.items()
         ]
+        last, last_raw, _, _ = self.pending[-1]
+        self.context = None
+        if last_raw is not None:
+            src = last.state.source
+            self.context = (src.provider, stream_context(last_raw.tagged(src.source_id)))
         results = self.writer.commit(self.import_id, [p for p, _, _, _ in self.pending], data)
         credited: set[str] = set()
         for piece, _, outcome, nbytes in self.pending:

@@ -9,6 +9,8 @@ Each registry row names its fixture directory first in ``fixtures``; that direct
      "drift_home": "<dir>",      a home whose input declares an unknown major format version
      "canary_home": "<dir>",     a home with the canaries planted in every text-bearing field
      "canaries": [...],          the synthetic credentials planted there
+     "split_canaries": [...],    credentials planted cut across two chunks of a streamed
+                                 message (optional: formats that stream a message)
      "lookalike_home": "<dir>"}  a home with look-alike files the provider must not admit
 
 (paths relative to the repository). Everything else — malformed lines, symlink escape,
@@ -163,26 +165,76 @@ def test_symlink_out_of_the_root_is_refused(spec: ProviderSpec, tmp_path: Path) 
     assert refused[0].action == "refuse" and refused[0].code == "SOURCE_OUTSIDE_ROOT"
 
 
+def _catalog_text(catalog: Path) -> str:
+    """Every text value of every catalog table, as one string (what a reader of the
+    catalog could see, independent of how DuckDB compresses it on disk)."""
+    con = duckdb.connect(str(catalog), read_only=True)
+    try:
+        columns = con.execute(
+            "SELECT table_name, column_name FROM information_schema.columns "
+            "WHERE table_schema = 'main' AND data_type IN ('VARCHAR', 'JSON') ORDER BY ALL"
+        ).fetchall()
+        parts = [
+            con.execute(f'SELECT string_agg("{column}", chr(10)) FROM "{table}"').fetchone()
+            for table, column in columns
+        ]
+    finally:
+        con.close()
+    return "\n".join(str(part[0]) for part in parts if part and part[0] is not None)
+
+
+def _redacted_kinds(catalog: Path) -> set[str]:
+    """Event kinds (and ``title``) holding at least one redaction marker."""
+    found = _query(
+        catalog,
+        "SELECT DISTINCT kind FROM events WHERE contains(coalesce(text, '') || "
+        "coalesce(CAST(tool_input AS VARCHAR), ''), '[REDACTED:') "
+        "UNION ALL SELECT 'title' FROM sessions WHERE contains(title, '[REDACTED:') LIMIT 100",
+    )
+    return {kind for (kind,) in found}
+
+
 @PROVIDERS
 def test_canaries_never_reach_the_catalog(spec: ProviderSpec, tmp_path: Path) -> None:
+    """The canary home plants ``canaries`` whole and ``split_canaries`` cut across two
+    chunks of a streamed message; none of them, nor a split one's second half, may be
+    readable anywhere in the catalog (every text column of every table) or its files."""
     manifest = _manifest(spec)
     home = _home(spec, "canary_home", tmp_path)
     raw = b"".join(p.read_bytes() for p in home.rglob("*") if p.is_file())
+    split = manifest.get("split_canaries", [])
     for canary in manifest["canaries"]:
         assert canary.encode() in raw, f"{canary} is not planted in the canary home"
+    for canary in split:
+        assert canary.encode() not in raw, f"{canary} must be planted cut in two"
+        assert canary[-10:].encode() in raw, f"{canary}'s second half is not planted"
     catalog = tmp_path / "c.duckdb"
     assert _import(spec, home, catalog).exit_code == 0
+    text = _catalog_text(catalog)
     con = duckdb.connect(str(catalog))
     con.execute("CHECKPOINT")
-    dump = con.execute(
-        "SELECT string_agg(coalesce(text, '') || coalesce(CAST(tool_input AS VARCHAR), ''), ' ') FROM events"
-    ).fetchone()
-    titles = con.execute("SELECT string_agg(coalesce(title, ''), ' ') FROM sessions").fetchone()
     con.close()
     stored = b"".join(p.read_bytes() for p in tmp_path.glob("c.duckdb*"))
     for canary in manifest["canaries"]:
-        assert canary not in str(dump) and canary not in str(titles)
-        assert canary.encode() not in stored
+        assert canary not in text and canary.encode() not in stored
+    for canary in split:
+        assert canary[-10:] not in text, f"the second half of {canary} reached the catalog"
+
+
+@PROVIDERS
+def test_canaries_are_planted_in_every_text_bearing_field(
+    spec: ProviderSpec, tmp_path: Path
+) -> None:
+    """Every event kind the provider imports from its positive home, and its session
+    titles if it has any, carries a redacted canary in the canary home."""
+    clean = tmp_path / "clean.duckdb"
+    _import(spec, _home(spec, "home", tmp_path), clean)
+    fields = set(_manifest(spec)["expected"]["events"])
+    if _query(clean, "SELECT count(title) FROM sessions")[0][0]:
+        fields.add("title")
+    catalog = tmp_path / "c.duckdb"
+    _import(spec, _home(spec, "canary_home", tmp_path), catalog)
+    assert fields - _redacted_kinds(catalog) == set()
 
 
 @PROVIDERS

@@ -15,6 +15,9 @@ word boundary) and writes that escape back unchanged.
 
 Changing any pattern is a policy change: bump :data:`POLICY_VERSION` so sources imported
 under the old policy are refused as drift instead of silently mixing policies.
+
+Version history: 2, the rules per event; 3, webhook URLs, credentials in URL query
+strings, and secrets cut across the chunks of a streamed message (:mod:`.streams`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Final
 
 import polars as pl
 
-POLICY_VERSION: Final = 2
+POLICY_VERSION: Final = 3
 
 # A word boundary, or a JSON-escaped newline/tab/CR captured as group 1 to write back.
 _B: Final = r"(?:\b|(\\[nrt]))"
@@ -83,6 +86,25 @@ RULES: Final[tuple[tuple[str, str, str], ...]] = (
         "${1}[REDACTED:url-credentials]@",
     ),
     (
+        # A webhook's secret lives in its URL path (Slack, Discord, a Telegram bot token):
+        # the path after the fixed prefix, up to a space, quote, backslash, '?' or '#'.
+        "webhook-url",
+        r"(?i)(https?://(?:hooks\.slack\.com/(?:services|workflows|triggers)/"
+        r"|(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/|api\.telegram\.org/bot))"
+        r"[A-Za-z0-9_:/\-]+",
+        "${1}[REDACTED:webhook-url]",
+    ),
+    (
+        # A credential passed in a URL's query string (?access_token=, &key=, a signed
+        # URL's signature): the value up to '&', '#', a space, quote or backslash.
+        "url-query-secret",
+        r"(?i)([?&](?:access_token|auth_token|id_token|refresh_token|token|api_key|apikey"
+        r"|key|secret|client_secret|password|passwd|sig|signature|x-amz-signature"
+        r"|x-amz-security-token|x-amz-credential|x-goog-signature|x-goog-credential)=)"
+        r"[^&#\s\\\"']+",
+        "${1}[REDACTED:url-query-secret]",
+    ),
+    (
         # Header name, separator (plain, JSON, escaped JSON, Python), then either a
         # scheme word and its credential, or a bare credential long enough never to be
         # a scheme word — so "Bearer" itself is never taken for the credential.
@@ -132,9 +154,9 @@ RULES: Final[tuple[tuple[str, str, str], ...]] = (
 
 # A cheap prefilter: rows matching none of these literals cannot contain a secret (every
 # rule needs one of them).
-_TRIGGERS: Final = (
+TRIGGERS: Final = (
     r"(?i)PRIVATE[ _]KEY|sk-|AKIA|ASIA|gh[pousr]_|github_pat_|xox|://|authorization|bearer"
-    r"|TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY"
+    r"|TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|[?&](?:key|sig|x-amz-|x-goog-)"
 )
 
 
@@ -144,4 +166,4 @@ def redact(column: pl.Expr) -> pl.Expr:
     redacted = column
     for _cls, pattern, replacement in RULES:
         redacted = redacted.str.replace_all(pattern, replacement)
-    return pl.when(column.str.contains(_TRIGGERS)).then(redacted).otherwise(column)
+    return pl.when(column.str.contains(TRIGGERS)).then(redacted).otherwise(column)

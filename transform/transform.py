@@ -6,7 +6,7 @@ session aggregates) is set work the load stage does in SQL against the catalog.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 import polars as pl
@@ -16,6 +16,7 @@ from agentlake.extract.rows import RawTables
 
 from .identity import with_id
 from .redact import redact
+from .streams import redact_across_chunks
 
 EVENT_KINDS: Final = (
     "prompt",
@@ -27,6 +28,8 @@ EVENT_KINDS: Final = (
     "system",
 )
 
+AMENDED_SCHEMA: Final = pa.schema([("event_id", pa.string()), ("text", pa.string())])
+
 _ISO_Z: Final = "%Y-%m-%dT%H:%M:%S%.fZ"
 _ISO_OFFSET: Final = "%Y-%m-%dT%H:%M:%S%.f%:z"
 
@@ -34,12 +37,14 @@ _ISO_OFFSET: Final = "%Y-%m-%dT%H:%M:%S%.f%:z"
 @dataclass(frozen=True, slots=True)
 class CatalogRows:
     """One batch in catalog shape (without ``workspace``/``import_id``, which the load
-    stage binds)."""
+    stage binds). ``amended`` rewrites the text of events committed earlier (``event_id``,
+    ``text``): the first chunk of a secret cut across two commits."""
 
     events: pa.Table
     usage: pa.Table
     sessions: pa.Table
     retractions: pa.Table
+    amended: pa.Table = field(default_factory=lambda: AMENDED_SCHEMA.empty_table())
 
 
 def utc_timestamp(column: pl.Expr) -> pl.Expr:
@@ -88,9 +93,31 @@ def _source_id(frame: pl.DataFrame, source_id: str) -> pl.Expr:
 
 def normalize_events(raw: pa.Table, provider: str, source_id: str = "") -> pa.Table:
     """Events with deterministic ids, UTC timestamps, kinds and redacted text."""
+    return _normalize_events(raw, provider, source_id, None)[0]
+
+
+def _normalize_events(
+    raw: pa.Table, provider: str, source_id: str, context: pa.Table | None
+) -> tuple[pa.Table, pa.Table]:
+    """:func:`normalize_events`, reading ``context`` (each source's last raw prose event
+    of the previous commit) as the rows before ``raw``; also returns the amended text
+    of context rows a secret cut across the two commits reached."""
     frame = pl.from_arrow(raw)
     assert isinstance(frame, pl.DataFrame)
+    carried = 0 if context is None else context.num_rows
+    if carried:
+        before = pl.from_arrow(context)
+        assert isinstance(before, pl.DataFrame)
+        frame = pl.concat([before.select(frame.columns), frame])
     frame = with_id(frame, "event_id", provider, ["session_id", "native_id", "block_index"])
+    raw_text = frame.get_column("text")
+    frame = redact_across_chunks(frame, "source_id" if "source_id" in frame.columns else None)
+    amended = (
+        frame.head(carried)
+        .filter(pl.col("text") != raw_text.head(carried))
+        .select("event_id", redact(pl.col("text")).alias("text"))
+    )
+    frame = frame.slice(carried)
     frame = frame.select(
         "event_id",
         pl.lit(provider).alias("provider"),
@@ -113,7 +140,8 @@ def normalize_events(raw: pa.Table, provider: str, source_id: str = "") -> pa.Ta
     # A batch can hold the same native event twice (a file that repeats a line): the
     # first copy stays, as across batches. Formats whose later copy replaces a message
     # withdraw the earlier one explicitly (RowSink.retract).
-    return frame.unique("event_id", keep="first", maintain_order=True).to_arrow()
+    events = frame.unique("event_id", keep="first", maintain_order=True).to_arrow()
+    return events, amended.to_arrow()
 
 
 def normalize_usage(raw: pa.Table, provider: str, source_id: str = "") -> pa.Table:
@@ -220,14 +248,30 @@ def normalize_sessions(raw: pa.Table, provider: str) -> pa.Table:
     )
 
 
-def transform_batch(raw: RawTables, *, provider: str, source_id: str = "") -> CatalogRows:
+def stream_context(raw: RawTables) -> pa.Table:
+    """The raw events a following commit of the same sources may continue: the last
+    event of each source when it is prose (see :mod:`.streams`). ``raw`` carries
+    ``source_id``."""
+    frame = pl.from_arrow(raw.events)
+    assert isinstance(frame, pl.DataFrame)
+    last = frame.group_by("source_id", maintain_order=True).last().select(frame.columns)
+    prose = pl.col("block_type").is_in(["text", "thinking"]) & pl.col("text").is_not_null()
+    return last.filter(prose).to_arrow()
+
+
+def transform_batch(
+    raw: RawTables, *, provider: str, source_id: str = "", context: pa.Table | None = None
+) -> CatalogRows:
     """Normalize one raw batch of ``provider`` (read from ``source_id``, unless the raw
-    tables carry a ``source_id`` column)."""
+    tables carry a ``source_id`` column). ``context`` holds the raw events the batch's
+    sources ended on in the previous commit (:func:`stream_context`)."""
+    events, amended = _normalize_events(raw.events, provider, source_id, context)
     return CatalogRows(
-        events=normalize_events(raw.events, provider, source_id),
+        events=events,
         usage=normalize_usage(raw.usage, provider, source_id),
         sessions=normalize_sessions(raw.sessions, provider),
         retractions=raw.retractions.append_column(
             "provider", pa.repeat(provider, raw.retractions.num_rows)
         ),
+        amended=amended,
     )

@@ -8,6 +8,10 @@ UPDATE search_terms t SET df = t.df - g.n
 FROM (SELECT term, count(*) AS n FROM gone_postings GROUP BY term) g
 WHERE t.workspace = $workspace AND t.term = g.term;
 
+-- A term no event holds any more is gone, as if it had never been indexed.
+DELETE FROM search_terms t
+WHERE t.workspace = $workspace AND t.df = 0 AND t.term IN (SELECT term FROM gone_postings);
+
 UPDATE search_state SET
     docs = docs - (SELECT count(DISTINCT event_id) FROM gone_postings),
     total_length = total_length - (SELECT coalesce(sum(tf), 0) FROM gone_postings),

@@ -8,7 +8,10 @@ from pathlib import Path
 import duckdb
 
 from agentlake.demo import generate_claude_home
+from agentlake.extract.extract import ExtractLimits
+from agentlake.run import ImportOptions, run_import
 from tests.conftest import CliRunner
+from tests.pipeline.helpers import snapshot
 
 # Synthetic, well-formed credentials (never real ones).
 CANARIES = (
@@ -56,3 +59,35 @@ def test_canaries_never_reach_the_catalog(run_cli: CliRunner, tmp_path: Path) ->
     for canary in CANARIES:
         hits = run_cli("search", canary[-12:], "--catalog", catalog, "--json")
         assert hits.returncode == 0 and '"hits": []' in hits.stdout
+
+
+def _canary_home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    generate_claude_home(home, sessions=2, turns_per_session=2, canaries=CANARIES[:1],
+                         split_canaries=(SPLIT,))  # fmt: skip
+    return home
+
+
+SPLIT = "ghp_CANARYsplitPipeline0123456789abcdef"
+
+
+def test_a_secret_split_across_two_commits_is_redacted_as_in_one(tmp_path: Path) -> None:
+    """One commit per line puts the two chunks of the split reply in two transactions:
+    the earlier event is amended (text and search index), so the catalog equals an
+    import that read both chunks in one batch."""
+    home = _canary_home(tmp_path)
+    catalogs = {}
+    for name, limits in (("one", ExtractLimits()), ("per-line", ExtractLimits(batch_lines=1))):
+        catalogs[name] = tmp_path / f"{name}.duckdb"
+        result = run_import(
+            ImportOptions(catalog=catalogs[name], workspace="default", home=home, env={},
+                          memory_limit=None, limits=limits)
+        )  # fmt: skip
+        assert result.exit_code == 0
+    tables = ("events", "search_postings", "search_terms")
+    assert snapshot(catalogs["per-line"], tables) == snapshot(catalogs["one"], tables)
+    con = duckdb.connect(str(catalogs["per-line"]), read_only=True)
+    texts = [t for (t,) in con.execute("SELECT text FROM events WHERE text IS NOT NULL").fetchall()]
+    con.close()
+    assert any(t.endswith("[REDACTED:github-token]") for t in texts)
+    assert not any(SPLIT[-10:] in t for t in texts)

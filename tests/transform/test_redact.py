@@ -31,6 +31,8 @@ BASIC_CREDS = "c3ludGhldGljOnBhc3N3b3Jk"
 BEARER_TOKEN = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJzeW50aGV0aWMifQ.c3ludGhldGljc2ln"
 ASSIGNED_SECRET = "Hunter2Synthetic"
 JSON_PASSWORD = "correct-horse-battery-staple"
+WEBHOOK_PATH = "T0SYNTH001/B0SYNTH002/SyntheticWebhookSecret0123"
+QUERY_TOKEN = "SyntheticQueryToken0123456789"
 
 
 def apply(texts: list[str | None]) -> list[str | None]:
@@ -68,6 +70,16 @@ CASES: list[tuple[str, str, str]] = [
     ("bearer", f"the header was Bearer {BEARER_TOKEN} and it expired", BEARER_TOKEN),
     ("assignment", f"export DB_PASSWORD={ASSIGNED_SECRET}", ASSIGNED_SECRET),
     ("json-secret", f'{{"user": "alice", "password": "{JSON_PASSWORD}"}}', JSON_PASSWORD),
+    (
+        "webhook-url",
+        f"curl -X POST https://hooks.slack.com/services/{WEBHOOK_PATH} -d @msg.json",
+        WEBHOOK_PATH,
+    ),
+    (
+        "url-query-secret",
+        f"fetch('https://api.example.com/v1/items?page=2&access_token={QUERY_TOKEN}&q=x')",
+        QUERY_TOKEN,
+    ),
 ]
 
 
@@ -128,6 +140,60 @@ def test_url_credentials_up_to_the_last_at_of_the_authority(text: str, expected:
     ],
 )
 def test_urls_without_a_password_are_unchanged(text: str) -> None:
+    assert one(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            f"https://discord.com/api/webhooks/123456789/{QUERY_TOKEN}?wait=true",
+            "https://discord.com/api/webhooks/[REDACTED:webhook-url]?wait=true",
+        ),
+        (
+            f"POST https://api.telegram.org/bot123456:{QUERY_TOKEN}/sendMessage",
+            "POST https://api.telegram.org/bot[REDACTED:webhook-url]",
+        ),
+        (
+            f'{{"url": "https://hooks.slack.com/services/{WEBHOOK_PATH}"}}',
+            '{"url": "https://hooks.slack.com/services/[REDACTED:webhook-url]"}',
+        ),
+    ],
+)
+def test_webhook_urls_keep_their_host(text: str, expected: str) -> None:
+    assert one(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            f"https://s3.example.com/b/k?X-Amz-Signature={QUERY_TOKEN}&X-Amz-Expires=60",
+            "https://s3.example.com/b/k?X-Amz-Signature=[REDACTED:url-query-secret]&X-Amz-Expires=60",
+        ),
+        (
+            f"maps?key=AIza{QUERY_TOKEN}#top",
+            "maps?key=[REDACTED:url-query-secret]#top",
+        ),
+        (
+            f'{{"u": "https://h.example/x?token={QUERY_TOKEN}"}}',
+            '{"u": "https://h.example/x?token=[REDACTED:url-query-secret]"}',
+        ),
+    ],
+)
+def test_url_query_secrets_keep_the_parameter_name(text: str, expected: str) -> None:
+    assert one(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "https://example.com/search?q=token&page=2",
+        "https://example.com/?monkey=banana",
+        "see https://hooks.slack.com/ for docs",
+    ],
+)
+def test_urls_without_query_secrets_are_unchanged(text: str) -> None:
     assert one(text) == text
 
 
