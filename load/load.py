@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import duckdb
 import orjson
@@ -22,9 +22,11 @@ import pyarrow as pa
 from agentlake import sql
 from agentlake.extract.jsonl import Reject
 from agentlake.extract.sources import SourceFile
-from agentlake.transform.transform import CatalogRows
 
 from .catalog import load_fts, run_script
+
+if TYPE_CHECKING:
+    from agentlake.transform.transform import CatalogRows
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from dataclasses import replace
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import orjson
 import pyarrow as pa
@@ -40,10 +40,11 @@ from .config import (
 from .errors import AgentlakeError
 from .plan import Plan, PlannedSource
 from .queries import scoped_sql
-from .reports import ReportFilter, ReportKind, report, unpriced
-from .reports_view import render_report, render_unpriced
 from .run import ImportOptions, ImportResult, default_home, plan_import, run_import
 from .search import SearchFilter, SearchHit, search, search_page
+
+if TYPE_CHECKING:  # reports (and polars) load with the first report command
+    from .reports import ReportFilter, ReportKind
 
 app = typer.Typer(
     add_completion=False,
@@ -613,6 +614,8 @@ def _filter(
     model: str | None = None,
     project: str | None = None,
 ) -> ReportFilter:
+    from .reports import ReportFilter
+
     return ReportFilter(
         tz=tz,
         since=since.date() if since else None,
@@ -650,6 +653,9 @@ def report_unpriced(
         raise typer.Exit(2)
 
     def action() -> None:
+        from .reports import unpriced
+        from .reports_view import render_unpriced
+
         table = unpriced(
             _catalog(catalog),
             _workspace(workspace),
@@ -695,6 +701,9 @@ def _report_command(kind: ReportKind) -> Callable[..., None]:
         debug: DebugOpt = False,
     ) -> None:
         def action() -> None:
+            from .reports import report
+            from .reports_view import render_report
+
             flt = _filter(tz, since, until, provider, model, project)
             result = report(
                 _catalog(catalog),
@@ -837,6 +846,9 @@ def demo(
             f"{totals['usage_rows']:,} model calls in {result.seconds:.2f}s",
             highlight=False,
         )
+        from .reports import ReportFilter, report
+        from .reports_view import render_report
+
         render_report(out, report(catalog, "default", "daily", ReportFilter(), breakdown=True))
         query = "cache bug"
         table = Table(title=f"search: {query}")

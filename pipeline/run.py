@@ -28,7 +28,6 @@ from agentlake.load.catalog import open_for_read, open_for_write
 from agentlake.load.checkpoint import document_digest, load_checkpoints, window_digest
 from agentlake.load.load import CatalogWriter, FaultHook, Piece, SourceState
 from agentlake.transform.redact import POLICY_VERSION
-from agentlake.transform.transform import stream_context, transform_batch
 
 from .config import parse_size
 from .errors import ImportStopped, SourceError
@@ -391,6 +390,10 @@ class _Committer:
         """Transform and commit everything queued."""
         if not self.pending:
             return
+        # polars loads with the first commit that carries rows: a run with nothing new
+        # to read never pays for it.
+        from agentlake.transform.transform import stream_context, transform_batch
+
         by_provider: dict[str, list[RawTables]] = {}
         for piece, raw, _, _ in self.pending:
             if raw is not None:
