@@ -39,8 +39,14 @@ lint: relink ## ruff and mypy --strict
 	$(VENV)/bin/mypy -p agentlake
 	$(VENV)/bin/mypy tests
 
-bench: relink ## benchmark a generated 1,000,000-line corpus (writes test-results/benchmark.json)
-	$(PY) -m benchmarks --lines 1000000
+BENCH_PROVIDERS := claude,codex,gemini,cursor
+
+bench: relink ## benchmark 1,000,000 generated events of all four providers (writes test-results/benchmark.json)
+	$(PY) -m benchmarks --events 1000000 --seed 1 --providers $(BENCH_PROVIDERS)
+
+bench-smoke: relink ## a small benchmark run, budgets recorded but not enforced (test-results/benchmark-smoke.json)
+	$(PY) -m benchmarks --events 4000 --seed 1 --providers $(BENCH_PROVIDERS) --record-only \
+		--search-queries 50 --search-rounds 1 --report-samples 3 --out test-results/benchmark-smoke.json
 
 golden: ## regenerate ccusage golden files (needs npm; see fixtures/README.md)
 	npm install --no-save ccusage@20.0.24

@@ -1,1 +1,2 @@
-"""The agentlake benchmark harness (``python -m benchmarks``; not part of the test run)."""
+"""The agentlake benchmark harness (``python -m benchmarks``); the test suite runs only a
+small smoke run of it and asserts no speed."""

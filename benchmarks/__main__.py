@@ -1,182 +1,152 @@
-"""Benchmark an import of a seeded synthetic corpus and the queries over it.
+"""Benchmark agentlake on a seeded synthetic home of several providers (DESIGN §8).
 
-    python -m benchmarks --lines 1000000 --seed 1
+    python -m benchmarks --events 1000000 --seed 1 --providers claude,codex,gemini,cursor
 
-Phases: generate, full import (records/s, peak RSS of the import process), no-change
-re-run, 1 % append re-run, every report (library calls; ``report daily`` also through
-the CLI, and ccusage's daily report on the same transcripts when it is installed), search.
-The import phases run the real CLI in a subprocess. Writes ``test-results/benchmark.json`` (atomically, after every phase).
+Generates the home (``benchmarks.corpus``), imports it with the CLI, re-runs the import
+with nothing changed and after a 1 % append, then times search, session listing, every
+report, ``agentlake report daily`` and — when ccusage 20.0.24 is installed — ccusage's
+daily report on the same home. Each figure is checked against its budget. Writes
+``test-results/benchmark.json`` atomically after every phase (see
+``benchmarks.harness``) and prints a summary table.
+
+Exit status: 0 the run finished (every budget met, or some missed without
+``--strict``) · 1 a phase failed · 2 usage · 3 a budget was missed with ``--strict`` ·
+124 ``--max-wall`` exceeded · 130/143 stopped by SIGINT/SIGTERM. In every case but
+usage errors the artifact holds the outcome and its reason.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
-import resource
-import shutil
-import subprocess
 import sys
-import tempfile
-import time
-from importlib.metadata import version
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from agentlake.demo import generate_claude_corpus
-
-from .reports import find_ccusage, time_ccusage, time_cli_daily, time_reports
-
-BUDGETS = {
-    "import_records_per_s": 100_000,
-    "import_peak_rss_bytes": 1 << 30,
-    "rerun_unchanged_s": 1.0,
-    "append_1pct_ratio": 0.05,
-    "report_s": 0.1,
-}
+from .corpus import PROVIDERS, parse_providers
+from .harness import Settings, run
 
 
-def _run(*args: str | Path) -> tuple[float, int, str]:
-    """Run the CLI; returns (seconds, peak RSS of that child in bytes, stdout)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    started = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "agentlake", *map(str, args)],
-        capture_output=True,
-        text=True,
-        check=False,
+def _providers(text: str) -> tuple[str, ...]:
+    try:
+        return parse_providers(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line."""
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    seconds = time.perf_counter() - started
-    if proc.returncode not in (0, 1):
-        raise SystemExit(
-            f"benchmark step failed ({proc.returncode}): {' '.join(map(str, args))}: {proc.stderr.strip()}"
-        )
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return seconds, max(peak, before) * 1024, proc.stdout
-
-
-def _write(doc: dict[str, Any], out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(doc, indent=2) + "\n")
-    tmp.replace(out)
-
-
-def _machine() -> dict[str, Any]:
-    mem = next((int(line.split()[1]) * 1024 for line in Path("/proc/meminfo").read_text().splitlines()
-                if line.startswith("MemTotal")), None) if Path("/proc/meminfo").exists() else None  # fmt: skip
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").exists() else platform.processor()  # fmt: skip
-    return {"cpu": cpu, "cores": os.cpu_count(), "memory_bytes": mem, "os": platform.platform(),
-            "python": platform.python_version()}  # fmt: skip
-
-
-def _append_one_percent(home: Path, fraction: float = 0.01) -> int:
-    """Append copies of existing lines (with fresh ids) to the largest files until about
-    ``fraction`` of the corpus's lines were added; returns the lines added."""
-    files = sorted(home.rglob("*.jsonl"), key=lambda p: p.stat().st_size, reverse=True)
-    total = sum(sum(1 for _ in p.open("rb")) for p in files)
-    want, added = int(total * fraction), 0
-    for path in files:
-        lines = path.read_bytes().splitlines(keepends=True)[-200:]
-        extra = [line.replace(b'"uuid":"', b'"uuid":"bench-' + str(added + i).encode() + b"-")
-                 .replace(b'"id":"msg_', b'"id":"msg_bench' + str(added + i).encode())
-                 for i, line in enumerate(lines)]  # fmt: skip
-        with path.open("ab") as fh:
-            fh.writelines(extra)
-        added += len(extra)
-        if added >= want:
-            break
-    return added
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    parser.add_argument("--lines", type=int, default=1_000_000)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument(
-        "--dir", type=Path, default=None, help="work directory (default: a temp dir)"
+    p.add_argument(
+        "--events",
+        type=_positive_int,
+        default=1_000_000,
+        help="source records (JSONL lines) to generate (default: 1,000,000)",
     )
-    parser.add_argument("--out", type=Path, default=Path("test-results/benchmark.json"))
-    parser.add_argument(
-        "--ccusage-dir", type=Path, default=None, help="directory whose node_modules/ holds ccusage"
+    p.add_argument(
+        "--lines",
+        type=_positive_int,
+        dest="lines",
+        default=None,
+        help="deprecated alias of --events",
     )
-    args = parser.parse_args()
-
-    work = args.dir or Path(tempfile.mkdtemp(prefix="agentlake-bench-"))
-    home, catalog = work / "home", work / "catalog.duckdb"
-    shutil.rmtree(home, ignore_errors=True)
-    for stale in work.glob("catalog.duckdb*"):
-        stale.unlink()
-    doc: dict[str, Any] = {
-        "machine": _machine(),
-        "versions": {p: version(p) for p in ("agentlake", "duckdb", "polars", "pyarrow", "orjson")},
-        "generator": {"name": "generate_claude_corpus", "seed": args.seed, "lines": args.lines},
-        "budgets": BUDGETS, "phases": {}, "outcome": "running",
-    }  # fmt: skip
-    phases: dict[str, Any] = doc["phases"]
-
-    started = time.perf_counter()
-    stats = generate_claude_corpus(home, seed=args.seed, target_lines=args.lines)
-    phases["generate"] = {"seconds": time.perf_counter() - started, "files": stats.files,
-                          "lines": stats.lines, "bytes": stats.bytes}  # fmt: skip
-    _write(doc, args.out)
-
-    seconds, rss, out = _run("import", "--home", home, "--catalog", catalog, "--json")
-    receipt = json.loads(out)
-    phases["import"] = {"seconds": seconds, "records": receipt["totals"]["records"],
-                        "records_per_s": receipt["totals"]["records"] / seconds,
-                        "index_seconds": receipt["index_seconds"], "peak_rss_bytes": rss}  # fmt: skip
-    _write(doc, args.out)
-
-    seconds, _, _ = _run("import", "--home", home, "--catalog", catalog, "--json")
-    phases["rerun_unchanged"] = {"seconds": seconds}
-    added = _append_one_percent(home)
-    seconds, _, _ = _run("import", "--home", home, "--catalog", catalog, "--json")
-    phases["append_1pct"] = {
-        "seconds": seconds,
-        "lines": added,
-        "ratio": seconds / phases["import"]["seconds"],
-    }
-    _write(doc, args.out)
-
-    phases["reports"] = time_reports(catalog, samples=7)
-    phases["report_daily_cli"] = time_cli_daily(catalog)
-    ccusage = find_ccusage(args.ccusage_dir)
-    phases["ccusage_daily"] = (
-        time_ccusage(ccusage, home) if ccusage else {"skipped": "ccusage is not installed"}
+    p.add_argument("--seed", type=int, default=1, help="generator seed (default: 1)")
+    p.add_argument(
+        "--providers",
+        type=_providers,
+        default=PROVIDERS,
+        help=f"comma list of providers (default: {','.join(PROVIDERS)})",
     )
-    _write(doc, args.out)
-    samples = [
-        _run("search", q, "--catalog", catalog, "--json")[0]
-        for q in ("cache bug", "session loader", "retry", "parser", "health endpoint")
-    ]
-    phases["search"] = {
-        "samples_s": samples,
-        "median_s": sorted(samples)[2],
-        "note": "includes process start",
-    }
-
-    checks = {
-        "import_records_per_s": phases["import"]["records_per_s"]
-        >= BUDGETS["import_records_per_s"],
-        "import_peak_rss_bytes": phases["import"]["peak_rss_bytes"]
-        <= BUDGETS["import_peak_rss_bytes"],
-        "rerun_unchanged_s": phases["rerun_unchanged"]["seconds"] <= BUDGETS["rerun_unchanged_s"],
-        "append_1pct_ratio": phases["append_1pct"]["ratio"] <= BUDGETS["append_1pct_ratio"],
-        "report_s": max(r["p95_s"] for r in phases["reports"].values()) <= BUDGETS["report_s"],
-    }
-    doc["checks"] = checks
-    doc["outcome"] = "pass" if all(checks.values()) else "fail"
-    _write(doc, args.out)
-    json.dump(
-        {k: v for k, v in doc.items() if k in ("phases", "checks", "outcome")}, sys.stdout, indent=2
+    p.add_argument(
+        "--dir",
+        type=Path,
+        default=None,
+        help="work directory, kept afterwards (default: a temporary one)",
     )
-    sys.stdout.write("\n")
-    if args.dir is None:
-        shutil.rmtree(work, ignore_errors=True)
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("test-results/benchmark.json"),
+        help="the artifact (default: test-results/benchmark.json)",
+    )
+    p.add_argument(
+        "--ccusage-dir",
+        type=Path,
+        default=None,
+        help="directory whose node_modules/ holds ccusage 20.0.24",
+    )
+    p.add_argument(
+        "--record-only",
+        action="store_true",
+        help="record the budgets without enforcing them (a miss is not an outcome)",
+    )
+    p.add_argument("--strict", action="store_true", help="exit 3 when a budget is missed")
+    p.add_argument(
+        "--max-wall",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="stop (outcome fail) after this many seconds",
+    )
+    p.add_argument(
+        "--search-queries",
+        type=_positive_int,
+        default=60,
+        help="distinct search queries to draw (default: 60)",
+    )
+    p.add_argument(
+        "--search-rounds",
+        type=_positive_int,
+        default=2,
+        help="timed passes over the queries (default: 2)",
+    )
+    p.add_argument(
+        "--report-samples",
+        type=_positive_int,
+        default=9,
+        help="timed calls of each report (default: 9)",
+    )
+    return p
+
+
+def settings_from(args: argparse.Namespace, argv: Sequence[str]) -> Settings:
+    """The run's settings from parsed arguments."""
+    events: int = args.events
+    if args.lines is not None:
+        print("warning: --lines is deprecated; use --events", file=sys.stderr)
+        events = args.lines
+    return Settings(
+        events=events, seed=args.seed, providers=tuple(args.providers), out=args.out,
+        work=args.dir, ccusage_dir=args.ccusage_dir, enforce_budgets=not args.record_only,
+        strict=args.strict, max_wall_s=args.max_wall, search_queries=args.search_queries,
+        search_rounds=args.search_rounds, report_samples=args.report_samples,
+        argv=tuple(argv),
+    )  # fmt: skip
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse the command line and run the benchmark; returns the exit status."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    args = parser().parse_args(args_list)
+    return run(settings_from(args, ["python", "-m", "benchmarks", *args_list]))
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

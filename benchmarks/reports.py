@@ -1,5 +1,5 @@
 """Latency of every report on an imported catalog, next to ccusage's daily report on the
-same transcripts.
+same home.
 
     python -m benchmarks.reports CATALOG [--home HOME] [--ccusage-dir DIR] [--samples 7]
 
@@ -8,8 +8,9 @@ the catalog read-only, as the CLI does) once to warm the file cache and then
 ``--samples`` times; p50 and p95 are printed in milliseconds. ``report daily --json``
 is also timed through the CLI (process start included). When ccusage is installed
 (``DIR/node_modules/.bin/ccusage``, default: the repository root, then ``$PATH``) and
-``--home`` holds the imported ``.claude`` tree, ``ccusage claude daily --json --offline
---mode calculate --timezone UTC`` is timed on it, three times.
+``--home`` is given, ``ccusage daily --json --offline --timezone UTC`` (every agent it
+detects: Claude Code, Codex and Gemini CLI; it does not read Cursor) is timed on it,
+three times, with ``HOME`` and the agents' directory variables pointing into it.
 """
 
 from __future__ import annotations
@@ -18,20 +19,21 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from agentlake.reports import REPORT_KINDS, ReportFilter, report
 
+from .errors import PhaseError
+from .measure import percentile, run_child
+
 REPO = Path(__file__).resolve().parent.parent
-
-
-def quantile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+CCUSAGE_VERSION: Final = "20.0.24"
+CCUSAGE_TIMEOUT_S: Final = 900.0
+CLI_TIMEOUT_S: Final = 300.0
 
 
 def time_reports(catalog: Path, samples: int) -> dict[str, Any]:
@@ -44,32 +46,34 @@ def time_reports(catalog: Path, samples: int) -> dict[str, Any]:
             started = time.perf_counter()
             result = report(catalog, "default", kind, ReportFilter())
             times.append(time.perf_counter() - started)
-        out[kind] = {"rows": result.rows.num_rows, "p50_s": quantile(times, 0.5),
-                     "p95_s": quantile(times, 0.95), "samples_s": times}  # fmt: skip
+        out[kind] = {"rows": result.rows.num_rows, "p50_s": percentile(times, 50),
+                     "p95_s": percentile(times, 95), "samples_s": times}  # fmt: skip
     return out
 
 
-def time_cli_daily(catalog: Path, samples: int = 3) -> dict[str, Any]:
+def time_cli_daily(
+    catalog: Path, samples: int = 3, env: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """``agentlake report daily --json`` as a subprocess (includes interpreter start)."""
     times = []
+    argv = [
+        sys.executable,
+        "-m",
+        "agentlake",
+        "report",
+        "daily",
+        "--json",
+        "--catalog",
+        str(catalog),
+    ]
     for _ in range(samples):
-        started = time.perf_counter()
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "agentlake",
-                "report",
-                "daily",
-                "--json",
-                "--catalog",
-                str(catalog),
-            ],
-            check=True,
-            capture_output=True,
-        )
-        times.append(time.perf_counter() - started)
-    return {"p50_s": quantile(times, 0.5), "samples_s": times}
+        run = run_child(argv, env=env, timeout=CLI_TIMEOUT_S)
+        if run.returncode != 0:
+            raise PhaseError(
+                f"agentlake report daily exited {run.returncode}: {run.stderr.strip()}"
+            )
+        times.append(run.seconds)
+    return {"p50_s": percentile(times, 50), "samples_s": times, "note": "includes process start"}
 
 
 def find_ccusage(ccusage_dir: Path | None) -> str | None:
@@ -80,21 +84,35 @@ def find_ccusage(ccusage_dir: Path | None) -> str | None:
     return shutil.which("ccusage")
 
 
+def ccusage_env(home: Path) -> dict[str, str]:
+    """An environment in which ccusage finds every agent's files under ``home`` only."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_DIR", "XDG_CONFIG_HOME")}  # fmt: skip
+    env.update({"HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+                "CODEX_HOME": str(home / ".codex"), "XDG_CONFIG_HOME": str(home / ".config"),
+                "CCUSAGE_OFFLINE": "1", "LOG_LEVEL": "0", "NO_COLOR": "1"})  # fmt: skip
+    return env
+
+
+def ccusage_version(executable: str) -> str | None:
+    """``ccusage --version`` (the version number only), or None when it does not answer."""
+    run = run_child([executable, "--version"], timeout=60)
+    words = run.stdout.split()
+    return words[-1].removeprefix("v") if run.returncode == 0 and words else None
+
+
 def time_ccusage(executable: str, home: Path, samples: int = 3) -> dict[str, Any]:
-    """ccusage's daily report over ``home/.claude`` (offline, prices calculated, UTC)."""
-    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(home / ".claude"), "CCUSAGE_OFFLINE": "1",
-           "LOG_LEVEL": "0"}  # fmt: skip
+    """ccusage's daily report over ``home`` (every agent it detects, offline, UTC)."""
+    argv = [executable, "daily", "--json", "--offline", "--timezone", "UTC"]
     times, days = [], 0
     for _ in range(samples):
-        started = time.perf_counter()
-        proc = subprocess.run(
-            [executable, "claude", "daily", "--json", "--offline", "--mode", "calculate",
-             "--timezone", "UTC"],
-            check=True, capture_output=True, text=True, env=env,
-        )  # fmt: skip
-        times.append(time.perf_counter() - started)
-        days = len(json.loads(proc.stdout)["daily"])
-    return {"p50_s": quantile(times, 0.5), "samples_s": times, "days": days}
+        run = run_child(argv, env=ccusage_env(home), timeout=CCUSAGE_TIMEOUT_S)
+        if run.returncode != 0:
+            raise PhaseError(f"ccusage daily exited {run.returncode}: {run.stderr.strip()[-500:]}")
+        times.append(run.seconds)
+        days = len(json.loads(run.stdout)["daily"])
+    return {"p50_s": percentile(times, 50), "samples_s": times, "days": days,
+            "command": " ".join(["ccusage", *argv[1:]]), "note": "includes process start"}  # fmt: skip
 
 
 def run(catalog: Path, home: Path | None, ccusage_dir: Path | None, samples: int) -> dict[str, Any]:
@@ -102,10 +120,10 @@ def run(catalog: Path, home: Path | None, ccusage_dir: Path | None, samples: int
     doc: dict[str, Any] = {"library": time_reports(catalog, samples)}
     doc["cli_daily"] = time_cli_daily(catalog)
     executable = find_ccusage(ccusage_dir)
-    if executable and home is not None and (home / ".claude").is_dir():
+    if executable and home is not None:
         doc["ccusage_daily"] = time_ccusage(executable, home)
     else:
-        doc["ccusage_daily"] = {"skipped": "ccusage not installed or no --home with .claude"}
+        doc["ccusage_daily"] = {"skipped": "ccusage is not installed or no --home was given"}
     return doc
 
 
@@ -123,7 +141,7 @@ def main() -> None:
     print(f"agentlake report daily --json (CLI, process start included): "
           f"{doc['cli_daily']['p50_s']:.2f} s")  # fmt: skip
     cc = doc["ccusage_daily"]
-    print("ccusage claude daily: " + (f"{cc['p50_s']:.2f} s" if "p50_s" in cc else cc["skipped"]))
+    print("ccusage daily: " + (f"{cc['p50_s']:.2f} s" if "p50_s" in cc else cc["skipped"]))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@
 Each round makes 50 calls: first pages with varied filters, then cursor pages of four
 listings, on one open read-only connection (after three warm-up calls), and prints
 p50/p95 in milliseconds; a last round opens the catalog for every call. The dates fit
-``generate_claude_corpus`` (March–April 2026).
+the benchmark corpus (``benchmarks.corpus``: March–April 2026).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from typing import Any
 import duckdb
 
 from agentlake.sessions import CatalogRef, list_sessions
+
+from .measure import percentile
 
 NOW = datetime(2026, 5, 1, tzinfo=UTC)
 FIRST_PAGES: list[dict[str, Any]] = [
@@ -49,12 +51,8 @@ def calls(source: CatalogRef) -> Iterator[dict[str, Any]]:
                 break
 
 
-def quantile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 def round_of(source: CatalogRef) -> list[float]:
+    """One round's call latencies in milliseconds."""
     plan = list(calls(source))
     for _ in range(3):
         list_sessions(source, "default")
@@ -66,6 +64,23 @@ def round_of(source: CatalogRef) -> list[float]:
     return samples
 
 
+def time_listing(catalog: Path, rounds: int = 3) -> dict[str, Any]:
+    """``rounds`` rounds on one open read-only connection (the budgeted figure) and one
+    round opening the catalog per call (as the CLI does), in seconds."""
+    con = duckdb.connect(str(catalog), read_only=True)
+    try:
+        samples = [ms / 1000 for _ in range(rounds) for ms in round_of(con)]
+    finally:
+        con.close()
+    per_call = [ms / 1000 for ms in round_of(catalog)]
+    return {
+        "samples_s": samples, "p50_s": percentile(samples, 50), "p95_s": percentile(samples, 95),
+        "calls_per_round": len(samples) // max(1, rounds),
+        "opened_per_call": {"samples_s": per_call, "p50_s": percentile(per_call, 50),
+                            "p95_s": percentile(per_call, 95)},
+    }  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("catalog", type=Path)
@@ -75,11 +90,11 @@ def main() -> None:
     for n in range(args.rounds):
         s = round_of(con)
         print(f"open connection, round {n + 1}: {len(s)} calls, "
-              f"p50 {quantile(s, 0.5):.2f} ms, p95 {quantile(s, 0.95):.2f} ms")  # fmt: skip
+              f"p50 {percentile(s, 50):.2f} ms, p95 {percentile(s, 95):.2f} ms")  # fmt: skip
     con.close()
     s = round_of(args.catalog)
     print(f"catalog opened per call: {len(s)} calls, "
-          f"p50 {quantile(s, 0.5):.2f} ms, p95 {quantile(s, 0.95):.2f} ms")  # fmt: skip
+          f"p50 {percentile(s, 50):.2f} ms, p95 {percentile(s, 95):.2f} ms")  # fmt: skip
 
 
 if __name__ == "__main__":
