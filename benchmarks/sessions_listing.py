@@ -19,7 +19,8 @@ from typing import Any
 
 import duckdb
 
-from agentlake.sessions import CatalogRef, list_sessions
+from agentlake.load.catalog import CatalogRef
+from agentlake.sessions import list_sessions
 
 from .measure import percentile
 

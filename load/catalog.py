@@ -76,7 +76,11 @@ def fts_extension_path() -> Path | None:
 
 def load_fts(con: duckdb.DuckDBPyConnection) -> bool:
     """Load the fts extension from the wheel, else try ``INSTALL fts`` (network).
-    Returns whether it is loaded."""
+    Returns whether it is loaded (a connection that has it already is left as is)."""
+    if con.execute(
+        "SELECT count(*) FROM duckdb_extensions() WHERE extension_name = 'fts' AND loaded"
+    ).fetchone() == (1,):
+        return True
     path = fts_extension_path()
     try:
         if path is not None:
@@ -182,3 +186,19 @@ def open_for_read(path: Path, *, wait: bool | None = None) -> Iterator[duckdb.Du
             yield con
         finally:
             con.close()
+
+
+# A catalog to read: its path (opened and closed per call, as the CLI does) or a
+# read-only connection the caller keeps open across calls (notebooks, servers).
+CatalogRef = Path | duckdb.DuckDBPyConnection
+
+
+@contextmanager
+def reading(catalog: CatalogRef) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection to read ``catalog`` with: the caller's own, or one opened by
+    :func:`open_for_read` for the duration of the block."""
+    if isinstance(catalog, duckdb.DuckDBPyConnection):
+        yield catalog
+    else:
+        with open_for_read(catalog) as con:
+            yield con

@@ -11,12 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from pathlib import Path
 from typing import Any, Final
 
 import duckdb
 
-from agentlake.load.catalog import load_fts, open_for_read
+from agentlake.load.catalog import CatalogRef, load_fts, reading
 
 from . import cursors
 from .errors import ConfigurationError
@@ -184,7 +183,7 @@ class SearchPage:
 
 
 def search(
-    catalog: Path,
+    catalog: CatalogRef,
     workspace: str,
     query: str,
     *,
@@ -192,12 +191,13 @@ def search(
     offset: int = 0,
     flt: SearchFilter | None = None,
 ) -> list[SearchHit]:
-    """Events matching ``query`` ranked by BM25 (k1 = 1.2, b = 0.75), best first."""
+    """Events matching ``query`` ranked by BM25 (k1 = 1.2, b = 0.75), best first.
+    ``catalog`` is a path, or a read-only connection kept open across searches."""
     return search_page(catalog, workspace, query, limit=limit, offset=offset, flt=flt).hits
 
 
 def search_page(
-    catalog: Path,
+    catalog: CatalogRef,
     workspace: str,
     query: str,
     *,
@@ -217,7 +217,7 @@ def search_page(
     parsed = parse_query(query)
     flt = flt or SearchFilter()
     bound = {"kind": "search", "workspace": workspace, "query": query, "filters": _filter_key(flt)}
-    with open_for_read(catalog) as con:
+    with reading(catalog) as con:
         stemming = load_fts(con)
         secret = _secret(con)
         if cursor is not None:
@@ -253,11 +253,19 @@ def search_page(
         }  # fmt: skip
         phrase_sql = ""
         for k, phrase in enumerate(parsed.phrases):
-            params[f"phrase{k}"] = phrase
-            phrase_sql += f" AND contains(lower(regexp_replace({_BODY}, '[^A-Za-z0-9]+', ' ', 'g')), $phrase{k})"
+            # The words in order with only non-word characters between them: one regex
+            # pass over the body (normalizing the body first costs several times more).
+            params[f"phrase{k}"] = "(?i)" + "[^a-z0-9]+".join(phrase.split())
+            phrase_sql += f" AND regexp_matches({_BODY}, $phrase{k})"
         if not terms:
             return SearchPage([], None)
-        rows = con.execute(_SEARCH_SQL.replace("/* phrases */", phrase_sql), params).fetchall()
+        # A first page without filters or phrases ranks the postings alone: reading the
+        # events' small columns for every match is then wasted work.
+        plain = cursor is None and not phrase_sql and flt == SearchFilter()
+        ranked = _RANKED_PLAIN if plain else _RANKED_FILTERED.replace("/* phrases */", phrase_sql)
+        statement = _SEARCH_SQL.replace("/* ranked */", ranked)
+        used = {k: v for k, v in params.items() if re.search(rf"\${k}\b", statement)}
+        rows = con.execute(statement, used).fetchall()
     hits = []
     for event_id, provider, session_id, ts, kind, body, score in rows:
         snip, spans = snippet(body or "", parsed.words)
@@ -336,8 +344,17 @@ scored AS (
            WHERE x.workspace = $ws AND x.event_id = m.event_id
              AND x.term IN (SELECT unnest($excluded)))
 ),
--- Filters read only the small columns of the matching events; the text of the
--- winners alone is fetched at the end.
+/* ranked */
+SELECT e.event_id, e.provider, e.session_id, timezone('UTC', e.ts) AS ts, e.kind,
+       concat_ws(' ', e.text, CAST(e.tool_input AS VARCHAR)) AS body, r.score
+FROM ranked r
+JOIN events e ON e.workspace = $ws AND e.event_id = r.event_id
+ORDER BY r.score DESC, r.event_id
+"""
+
+# Filters read only the small columns of the matching events; the text of the winners
+# alone is fetched at the end.
+_RANKED_FILTERED: Final = """
 ranked AS (
     SELECT s.event_id, s.score
     FROM scored s
@@ -359,9 +376,12 @@ ranked AS (
     ORDER BY s.score DESC, s.event_id
     LIMIT $limit OFFSET $offset
 )
-SELECT e.event_id, e.provider, e.session_id, timezone('UTC', e.ts) AS ts, e.kind,
-       concat_ws(' ', e.text, CAST(e.tool_input AS VARCHAR)) AS body, r.score
-FROM ranked r
-JOIN events e ON e.workspace = $ws AND e.event_id = r.event_id
-ORDER BY r.score DESC, r.event_id
+"""
+
+_RANKED_PLAIN: Final = """
+ranked AS (
+    SELECT event_id, score FROM scored
+    ORDER BY score DESC, event_id
+    LIMIT $limit OFFSET $offset
+)
 """

@@ -56,10 +56,8 @@ import bisect
 import re
 import weakref
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, date, datetime, timedelta
-from pathlib import Path
 from typing import Any, Final, Literal
 
 import duckdb
@@ -68,12 +66,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from agentlake import sql
-from agentlake.load.catalog import open_for_read
+from agentlake.load.catalog import CatalogRef, reading
 
 from . import cursors
 from .errors import ConfigurationError, NotFoundError
 
-CatalogRef = Path | duckdb.DuckDBPyConnection
 Bucket = Literal["prompts", "responses", "tools"]
 
 DEFAULT_LIMIT: Final = 25
@@ -215,7 +212,7 @@ class TimelineStream:
         self.chunk_rows = chunk_rows
 
     def __iter__(self) -> Iterator[pa.RecordBatch]:
-        with _connection(self.catalog) as con:
+        with reading(self.catalog) as con:
             con.execute(sql.query("sessions_timeline_full"), self.params)
             reader = con.to_arrow_reader(self.chunk_rows)
             schema = _utc_schema(reader.schema)
@@ -322,7 +319,7 @@ def list_sessions(
         "max_age": str(max_age) if max_age is not None else None,
         "text": text,
     }
-    with _connection(catalog) as con:
+    with reading(catalog) as con:
         pin = _pin(con, workspace) if isinstance(catalog, duckdb.DuckDBPyConnection) else None
         if pin is not None:
             secret, current = pin.secret, pin.snapshot
@@ -551,7 +548,7 @@ def show_session(
     ``bounds`` the timeline is a bounded table and ``cut`` says what it left out; with
     ``bounds=None`` it is a :class:`TimelineStream` over every event.
     """
-    with _connection(catalog) as con:
+    with reading(catalog) as con:
         provider, session_id = _resolve(con, workspace, session)
         key = {"workspace": workspace, "provider": provider, "session_id": session_id}
         meta = con.execute(sql.query("sessions_get"), key).to_arrow_table().to_pylist()[0]
@@ -713,12 +710,3 @@ def _utc_schema(schema: pa.Schema) -> pa.Schema:
         else f
         for f in schema
     )
-
-
-@contextmanager
-def _connection(catalog: CatalogRef) -> Iterator[duckdb.DuckDBPyConnection]:
-    if isinstance(catalog, duckdb.DuckDBPyConnection):
-        yield catalog
-    else:
-        with open_for_read(catalog) as con:
-            yield con

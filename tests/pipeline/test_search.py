@@ -106,6 +106,30 @@ def test_filters(catalog: Path) -> None:
     assert set(_texts(catalog, "parser", until=date(2026, 5, 1))) == {TEXTS_A[2]}
 
 
+@pytest.mark.parametrize(
+    "query", ["cache", "cache bug", "parser OR health", "parser -unicode", "loa*", "the"]
+)
+def test_a_filter_that_keeps_everything_ranks_like_no_filter(catalog: Path, query: str) -> None:
+    """Unfiltered first pages rank the postings alone; filtered ones join the events.
+    Both paths must give the same hits in the same order."""
+    from datetime import date
+
+    plain = search(catalog, "default", query)
+    filtered = search(catalog, "default", query, flt=SearchFilter(since=date(2000, 1, 1)))
+    assert plain == filtered
+
+
+def test_a_phrase_matches_across_punctuation_and_case(tmp_path: Path) -> None:
+    project = tmp_path / "home" / ".claude" / "projects" / "-home-dev-shop"
+    project.mkdir(parents=True)
+    texts = ["Fix the Cache--BUG now", "cache and bug", "the cachebug", "CACHE_bug"]
+    data = b"".join(_line(SID_A, i, t) for i, t in enumerate(texts))
+    (project / f"{SID_A}.jsonl").write_bytes(data)
+    catalog = tmp_path / "c.duckdb"
+    run_import(ImportOptions(catalog=catalog, workspace="default", home=tmp_path / "home", env={}))
+    assert set(_texts(catalog, '"cache bug"')) == {texts[0], texts[3]}
+
+
 def test_snippet_highlights_the_match(catalog: Path) -> None:
     (hit,) = search(catalog, "default", "endpoint")
     start, end = hit.highlights[0]
