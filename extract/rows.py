@@ -34,9 +34,12 @@ class RawTables:
     def tagged(self, source_id: str) -> RawTables:
         """These tables with a ``source_id`` column on events and usage, so batches of
         several sources can be concatenated and transformed together."""
+        # A typed scalar: converting a bare str makes pyarrow try optional imports
+        # (dateutil) on every call, which costs more than the column itself.
+        value = pa.scalar(source_id, pa.string())
         return RawTables(
-            self.events.append_column("source_id", pa.repeat(source_id, self.events.num_rows)),
-            self.usage.append_column("source_id", pa.repeat(source_id, self.usage.num_rows)),
+            self.events.append_column("source_id", pa.repeat(value, self.events.num_rows)),
+            self.usage.append_column("source_id", pa.repeat(value, self.usage.num_rows)),
             self.sessions,
             self.retractions,
         )

@@ -271,7 +271,7 @@ def transform_batch(
         usage=normalize_usage(raw.usage, provider, source_id),
         sessions=normalize_sessions(raw.sessions, provider),
         retractions=raw.retractions.append_column(
-            "provider", pa.repeat(provider, raw.retractions.num_rows)
+            "provider", pa.repeat(pa.scalar(provider, pa.string()), raw.retractions.num_rows)
         ),
         amended=amended,
     )
