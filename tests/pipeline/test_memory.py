@@ -69,6 +69,7 @@ def test_peak_rss_stays_under_the_memory_limit(tmp_path: Path) -> None:
     proc.returncode = os.waitstatus_to_exitcode(status)
     assert proc.returncode == 0, stderr.decode()
     peak_mib = usage.ru_maxrss / 1024  # kilobytes on Linux
+    print(f"memory: peak RSS {peak_mib:.0f} MiB under --memory-limit {LIMIT_MIB}MiB")
     assert peak_mib <= LIMIT_MIB, f"peak RSS {peak_mib:.0f} MiB over the {LIMIT_MIB} MiB limit"
 
     totals = json.loads(stdout)["totals"]

@@ -88,16 +88,22 @@ def test_random_kills_across_a_growing_corpus_then_resume_equals_clean_import(
     rng = random.Random(20261130)
     catalog = tmp_path / "soak.duckdb"
     truncated, replaced, donor = sessions[3], sessions[7], sessions[11]
-    landed = 0
-    for kill in range(KILLS):
-        if kill and kill % 2 == 0:
+    landed = attempts = 0
+    truncated_done = replaced_done = False
+    # Until KILLS SIGKILLs have hit a running import (a run that finished first does not
+    # count), with the corpus growing between attempts.
+    while landed < KILLS and attempts < 4 * KILLS:
+        attempts += 1
+        if attempts % 2 == 0:
             for path in rng.sample(files, 40):
                 if path not in (truncated, replaced, donor):
-                    _append(path, f"soak{kill}", lines=30)
-        if kill == KILLS // 3:
+                    _append(path, f"soak{attempts}", lines=30)
+        if not truncated_done and landed >= KILLS // 3:
+            truncated_done = True
             data = truncated.read_bytes()
             truncated.write_bytes(data[: len(data) // 3])
-        if kill == 2 * KILLS // 3:
+        if not replaced_done and landed >= 2 * KILLS // 3:
+            replaced_done = True
             # Another session's lines under this file's session id, with fresh ids.
             content = (
                 donor.read_bytes()
@@ -113,8 +119,9 @@ def test_random_kills_across_a_growing_corpus_then_resume_equals_clean_import(
             proc.send_signal(signal.SIGKILL)
             landed += 1
         proc.wait(timeout=600)
-    print(f"soak: {landed} of {KILLS} SIGKILLs landed while an import ran")
-    assert landed >= KILLS // 2, f"only {landed} of {KILLS} kills landed during an import"
+    print(f"soak: {landed} SIGKILLs landed while an import ran, in {attempts} attempts")
+    assert landed == KILLS, f"only {landed} of {KILLS} kills landed during an import"
+    assert truncated_done and replaced_done
 
     final = _start(home, catalog)
     assert final.wait(timeout=600) == 1  # finished, with the two refused sources
