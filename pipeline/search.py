@@ -265,9 +265,11 @@ def search_page(
         ranked = _RANKED_PLAIN if plain else _RANKED_FILTERED.replace("/* phrases */", phrase_sql)
         statement = _SEARCH_SQL.replace("/* ranked */", ranked)
         used = {k: v for k, v in params.items() if re.search(rf"\${k}\b", statement)}
-        rows = con.execute(statement, used).fetchall()
+        ranked_ids = con.execute(statement, used).fetchall()
+        found = _events_by_id(con, workspace, [event_id for event_id, _ in ranked_ids])
     hits = []
-    for event_id, provider, session_id, ts, kind, body, score in rows:
+    for event_id, score in ranked_ids:
+        provider, session_id, ts, kind, body = found[event_id]
         snip, spans = snippet(body or "", parsed.words)
         hits.append(SearchHit(session_id, provider, kind, ts, float(score), snip, event_id, spans))
     next_cursor = None
@@ -345,12 +347,29 @@ scored AS (
              AND x.term IN (SELECT unnest($excluded)))
 ),
 /* ranked */
-SELECT e.event_id, e.provider, e.session_id, timezone('UTC', e.ts) AS ts, e.kind,
-       concat_ws(' ', e.text, CAST(e.tool_input AS VARCHAR)) AS body, r.score
-FROM ranked r
-JOIN events e ON e.workspace = $ws AND e.event_id = r.event_id
-ORDER BY r.score DESC, r.event_id
+SELECT event_id, score FROM ranked ORDER BY score DESC, event_id
 """
+
+# The hits' rows, read through the event id index. DuckDB serves only a filter on the
+# indexed column alone, one bound parameter per id, from the index (a joined set of ids,
+# or a second predicate, scans every event), so the workspace is checked afterwards.
+_HITS_SQL: Final = """
+SELECT event_id, workspace, provider, session_id, timezone('UTC', ts) AS ts, kind,
+       concat_ws(' ', text, CAST(tool_input AS VARCHAR)) AS body
+FROM events
+WHERE event_id IN ({ids})
+"""
+
+
+def _events_by_id(
+    con: duckdb.DuckDBPyConnection, workspace: str, ids: list[str]
+) -> dict[str, tuple[Any, ...]]:
+    """(provider, session id, time, kind, body) of each event in ``ids``."""
+    if not ids:
+        return {}
+    statement = _HITS_SQL.format(ids=", ".join("?" * len(ids)))
+    rows = con.execute(statement, ids).fetchall()
+    return {row[0]: row[2:] for row in rows if row[1] == workspace}
 
 # Filters read only the small columns of the matching events; the text of the winners
 # alone is fetched at the end.
