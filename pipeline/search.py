@@ -251,22 +251,18 @@ def search_page(
             "since": datetime.combine(flt.since, datetime.min.time()) if flt.since else None,
             "until": datetime.combine(flt.until + timedelta(days=1), datetime.min.time()) if flt.until else None,
         }  # fmt: skip
-        phrase_sql = ""
-        for k, phrase in enumerate(parsed.phrases):
-            # The words in order with only non-word characters between them: one regex
-            # pass over the body (normalizing the body first costs several times more).
-            params[f"phrase{k}"] = "(?i)" + "[^a-z0-9]+".join(phrase.split())
-            phrase_sql += f" AND regexp_matches({_BODY}, $phrase{k})"
         if not terms:
             return SearchPage([], None)
-        # A first page without filters or phrases ranks the postings alone: reading the
-        # events' small columns for every match is then wasted work.
-        plain = cursor is None and not phrase_sql and flt == SearchFilter()
-        ranked = _RANKED_PLAIN if plain else _RANKED_FILTERED.replace("/* phrases */", phrase_sql)
-        statement = _SEARCH_SQL.replace("/* ranked */", ranked)
-        used = {k: v for k, v in params.items() if re.search(rf"\${k}\b", statement)}
-        ranked_ids = con.execute(statement, used).fetchall()
-        found = _events_by_id(con, workspace, [event_id for event_id, _ in ranked_ids])
+        # The words of a phrase in order with only non-word characters between them.
+        phrases = ["(?i)" + "[^a-z0-9]+".join(p.split()) for p in parsed.phrases]
+        # A first page without filters ranks the postings alone: reading the events'
+        # small columns for every match is then wasted work.
+        plain = cursor is None and flt == SearchFilter()
+        if phrases:
+            ranked_ids, found = _rank_with_phrases(con, workspace, params, phrases, plain)
+        else:
+            ranked_ids = _rank(con, params, plain)
+            found = _events_by_id(con, workspace, [event_id for event_id, _ in ranked_ids])
     hits = []
     for event_id, score in ranked_ids:
         provider, session_id, ts, kind, body = found[event_id]
@@ -279,6 +275,63 @@ def search_page(
                  "after": [last.score, last.event_id]}  # fmt: skip
         next_cursor = cursors.encode(state, secret)
     return SearchPage(hits, next_cursor)
+
+
+def _rank(
+    con: duckdb.DuckDBPyConnection, params: dict[str, Any], plain: bool, phrase_sql: str = ""
+) -> list[tuple[str, float]]:
+    """(event id, score) of one page, best first."""
+    ranked = _RANKED_PLAIN if plain else _RANKED_FILTERED.replace("/* phrases */", phrase_sql)
+    statement = _SEARCH_SQL.replace("/* ranked */", ranked)
+    if params["excluded"]:
+        statement = statement.replace("/* excluded */", _EXCLUDED)
+    used = {k: v for k, v in params.items() if re.search(rf"\${k}\b", statement)}
+    return [(str(i), float(s)) for i, s in con.execute(statement, used).fetchall()]
+
+
+# Candidates read per round when phrases filter a page, and the most tried before the
+# phrases are checked in SQL over every candidate.
+_PHRASE_WINDOW: Final = 256
+_PHRASE_WINDOW_MAX: Final = 4096
+
+
+def _rank_with_phrases(
+    con: duckdb.DuckDBPyConnection,
+    workspace: str,
+    params: dict[str, Any],
+    phrases: list[str],
+    plain: bool,
+) -> tuple[list[tuple[str, float]], dict[str, tuple[Any, ...]]]:
+    """One page of events that also contain every phrase, best first, with their rows.
+
+    Checking a phrase needs the event's text, so it is checked on the best candidates
+    first: the top ``window`` by score (through the event id index), the window growing
+    until the page is full or the candidates run out. The first page-full found this way
+    is exactly the page a check over every candidate would give, since any candidate
+    outside the window ranks below all of them. Past the largest window, SQL checks
+    every candidate."""
+    limit, offset = params["limit"], params["offset"]
+    window = max(_PHRASE_WINDOW, limit + offset)
+    while window <= _PHRASE_WINDOW_MAX:
+        candidates = _rank(con, {**params, "limit": window, "offset": 0}, plain)
+        rows = _events_by_id(con, workspace, [event_id for event_id, _ in candidates])
+        bodies = [rows[event_id][-1] or "" for event_id, _ in candidates]
+        matched = con.execute(
+            "SELECT list_transform($bodies, b -> "
+            + " AND ".join(f"regexp_matches(b, $p{k})" for k in range(len(phrases)))
+            + ")",
+            {"bodies": bodies, **{f"p{k}": p for k, p in enumerate(phrases)}},
+        ).fetchone()
+        assert matched is not None
+        passing = [c for c, ok in zip(candidates, matched[0], strict=True) if ok]
+        if len(passing) >= offset + limit or len(candidates) < window:
+            return passing[offset : offset + limit], rows
+        window *= 8
+    phrase_sql = "".join(f" AND regexp_matches({_BODY}, $phrase{k})" for k in range(len(phrases)))
+    ranked_ids = _rank(
+        con, {**params, **{f"phrase{k}": p for k, p in enumerate(phrases)}}, False, phrase_sql
+    )
+    return ranked_ids, _events_by_id(con, workspace, [event_id for event_id, _ in ranked_ids])
 
 
 def _filter_key(flt: SearchFilter) -> dict[str, Any]:
@@ -338,13 +391,9 @@ scored AS (
     SELECT m.event_id,
            round(sum(ln(1 + ($n - m.df + 0.5) / (m.df + 0.5))
                * m.tf * ($k1 + 1) / (m.tf + $k1 * (1 - $b + $b * m.dl / $avgdl))), 9) AS score
-    FROM m
+    FROM m /* excluded */
     GROUP BY m.event_id
     HAVING count(DISTINCT m.clause) = $nclauses
-       AND NOT EXISTS (
-           SELECT 1 FROM search_postings x
-           WHERE x.workspace = $ws AND x.event_id = m.event_id
-             AND x.term IN (SELECT unnest($excluded)))
 ),
 /* ranked */
 SELECT event_id, score FROM ranked ORDER BY score DESC, event_id
@@ -370,6 +419,17 @@ def _events_by_id(
     statement = _HITS_SQL.format(ids=", ".join("?" * len(ids)))
     rows = con.execute(statement, ids).fetchall()
     return {row[0]: row[2:] for row in rows if row[1] == workspace}
+
+
+# Events holding an excluded term leave the matches. Found from the excluded terms'
+# postings (a lookup the sorted postings serve), never by probing every match: and only
+# written into the query when there are excluded terms, since even an empty list makes
+# DuckDB scan the postings.
+_EXCLUDED: Final = """
+    ANTI JOIN (SELECT x.event_id FROM search_postings x
+               WHERE x.workspace = $ws AND x.term IN (SELECT unnest($excluded))) gone
+    ON gone.event_id = m.event_id
+"""
 
 # Filters read only the small columns of the matching events; the text of the winners
 # alone is fetched at the end.

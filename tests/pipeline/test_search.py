@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -128,6 +129,47 @@ def test_a_phrase_matches_across_punctuation_and_case(tmp_path: Path) -> None:
     catalog = tmp_path / "c.duckdb"
     run_import(ImportOptions(catalog=catalog, workspace="default", home=tmp_path / "home", env={}))
     assert set(_texts(catalog, '"cache bug"')) == {texts[0], texts[3]}
+
+
+def test_phrase_pages_are_the_same_from_the_window_and_from_sql(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Phrases are checked on the best candidates first, the window growing, and in SQL
+    over every candidate past the largest window: all three give the same pages."""
+    import agentlake.search as searching
+
+    project = tmp_path / "home" / ".claude" / "projects" / "-home-dev-shop"
+    project.mkdir(parents=True)
+    texts = [f"cache {'bug' if i % 3 else 'x'} number {i} cache bug" if i % 5 else
+             f"bug then cache, no phrase {i}" for i in range(60)]  # fmt: skip
+    (project / f"{SID_A}.jsonl").write_bytes(b"".join(_line(SID_A, i % 60, t, day=1 + i // 30)
+                                                       for i, t in enumerate(texts)))  # fmt: skip
+    catalog = tmp_path / "c.duckdb"
+    run_import(ImportOptions(catalog=catalog, workspace="default", home=tmp_path / "home", env={}))
+
+    def pages(query: str) -> list[list[str]]:
+        first = searching.search_page(catalog, "default", query, limit=7)
+        second = searching.search_page(catalog, "default", query, limit=7, cursor=first.next_cursor)
+        offset = searching.search(catalog, "default", query, limit=5, offset=9)
+        return [[h.event_id for h in page] for page in (first.hits, second.hits, offset)]
+
+    queries = ['"cache bug"', '"number 1"', 'cache "bug number"', '"no phrase" OR "cache x"']
+    default = {q: pages(q) for q in queries}
+    assert all(default[q][0] for q in queries[:2])
+    rounds: list[int] = []
+    rank = searching._rank
+
+    def counted(*args: Any, **kwargs: Any) -> list[tuple[str, float]]:
+        rounds.append(args[1]["limit"])
+        return rank(*args, **kwargs)
+
+    monkeypatch.setattr(searching, "_rank", counted)
+    monkeypatch.setattr(searching, "_PHRASE_WINDOW", 1)
+    monkeypatch.setattr(searching, "_PHRASE_WINDOW_MAX", 64)
+    assert {q: pages(q) for q in queries} == default  # small windows that grow
+    assert 56 in rounds  # a second, eight times larger window was read
+    monkeypatch.setattr(searching, "_PHRASE_WINDOW_MAX", 0)
+    assert {q: pages(q) for q in queries} == default  # SQL over every candidate
 
 
 def test_snippet_highlights_the_match(catalog: Path) -> None:
