@@ -44,7 +44,6 @@ from typing import Final
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from agentlake.errors import ConfigurationError
 
@@ -84,6 +83,8 @@ class PriceOverrides:
     def merged(self, other: PriceOverrides) -> PriceOverrides:
         """These overrides and ``other``'s; ``other`` wins on the same key."""
         keys = pa.array(other.models, type=pa.string())
+        import pyarrow.compute as pc  # loads in ~30 ms; only a merge of overrides needs it
+
         kept_prices = self.prices.filter(pc.invert(pc.is_in(self.prices["model"], keys)))
         kept_aliases = self.aliases.filter(pc.invert(pc.is_in(self.aliases["model"], keys)))
         prices = pa.concat_tables([kept_prices, other.prices])

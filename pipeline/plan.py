@@ -169,14 +169,12 @@ def classify(
             source.path, cp.committed_offset, source.size
         )
         if source.size == cp.size_bytes and source.mtime_ns == cp.mtime_ns and not pending:
-            return replace(
-                base,
-                continuity="unchanged",
-                action="skip",
-                start=cp.committed_offset,
-                stop=cp.committed_offset,
-                generation=cp.generation,
-            )
+            # The common case of a nightly run, built directly (no copy of ``base``).
+            return PlannedSource(
+                source.provider, source.path, source.source_id, "unchanged", "skip",
+                start=cp.committed_offset, stop=cp.committed_offset, generation=cp.generation,
+                source=source, checkpoint=cp,
+            )  # fmt: skip
         if (
             cp.committed_offset
             and window_digest(source.path, cp.committed_offset) != cp.prefix_digest
