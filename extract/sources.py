@@ -144,15 +144,8 @@ def _walk_dir(
     descend = root.max_depth is None or depth < root.max_depth
     if descend:
         for entry in dirs:
-            link = here / entry.name
-            if entry.is_symlink() and not _inside(link.resolve(), real_root):
-                yield RefusedPath(
-                    root.provider,
-                    link,
-                    root.path,
-                    "SOURCE_OUTSIDE_ROOT",
-                    "symlinked directory points outside the provider root; not followed",
-                )
+            if entry.is_symlink() and (escape := _escape(root, here / entry.name, real_root)):
+                yield escape
     for entry in entries:
         if entry in dirs:
             continue
@@ -160,14 +153,8 @@ def _walk_dir(
         if fmt is None:
             continue
         path = here / entry.name
-        if entry.is_symlink() and not _inside(path.resolve(), real_root):
-            yield RefusedPath(
-                root.provider,
-                path,
-                root.path,
-                "SOURCE_OUTSIDE_ROOT",
-                "symlink points outside the provider root; refused",
-            )
+        if entry.is_symlink() and (escape := _escape(root, path, real_root)):
+            yield escape
             continue
         try:
             device, inode, size, mtime = _stat(entry, fmt.position_kind)
@@ -185,6 +172,18 @@ def _walk_dir(
                 yield from _walk_dir(
                     root, formats, here / entry.name, rel_here / entry.name, real_root, depth + 1
                 )
+
+
+def _escape(root: Root, link: Path, real_root: Path) -> RefusedPath | None:
+    """The refusal of symlink ``link`` when its target lies outside the root."""
+    if _inside(link.resolve(), real_root):
+        return None
+    what = "symlinked directory" if link.is_dir() else "symlink"
+    return RefusedPath(
+        root.provider, link, root.path, "SOURCE_OUTSIDE_ROOT",
+        f"{what} points outside the provider root; "
+        + ("not followed" if link.is_dir() else "refused"),
+    )  # fmt: skip
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:
