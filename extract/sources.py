@@ -140,16 +140,18 @@ def _walk_dir(
             entries = sorted(listing, key=lambda e: e.name)
     except OSError:
         return  # a directory that vanished or cannot be listed holds nothing to read
-    dirs = [e for e in entries if _is_dir(e)]
+    dirs: list[os.DirEntry[str]] = []
+    files: list[os.DirEntry[str]] = []
+    for entry in entries:
+        (dirs if _is_dir(entry) else files).append(entry)
     descend = root.max_depth is None or depth < root.max_depth
     if descend:
         for entry in dirs:
             if entry.is_symlink() and (escape := _escape(root, here / entry.name, real_root)):
                 yield escape
-    for entry in entries:
-        if entry in dirs:
-            continue
-        fmt = next((f for f in formats if f.owns(rel_here / entry.name)), None)
+    for entry in files:
+        rel = rel_here / entry.name
+        fmt = next((f for f in formats if f.owns(rel)), None)
         if fmt is None:
             continue
         path = here / entry.name
