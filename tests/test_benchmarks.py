@@ -295,16 +295,24 @@ def test_sigterm_writes_a_fail_artifact_and_kills_the_child(tmp_path: Path) -> N
     assert _processes_mentioning(str(work)) == [], "the import subprocess outlived the run"
 
 
-def test_max_wall_writes_a_fail_artifact(tmp_path: Path) -> None:
-    out = tmp_path / "benchmark.json"
+def _failed_run(
+    out: Path, work: Path, exit_code: int, *args: str
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """Run the benchmark expecting ``exit_code``; its process and schema-checked artifact."""
     proc = subprocess.run(
-        bench("--events", "20000", "--max-wall", "1.5", "--out", out, "--dir", tmp_path / "w"),
+        bench(*args, "--out", out, "--dir", work),
         cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
-    assert proc.returncode == 124, proc.stderr[-2000:]
+    assert proc.returncode == exit_code, proc.stderr[-2000:]
     doc = read_artifact(out)
     assert doc is not None
     assert_schema(doc)
+    return proc, doc
+
+
+def test_max_wall_writes_a_fail_artifact(tmp_path: Path) -> None:
+    out = tmp_path / "benchmark.json"
+    proc, doc = _failed_run(out, tmp_path / "w", 124, "--events", "20000", "--max-wall", "1.5")
     assert doc["outcome"] == "fail" and "--max-wall" in doc["reason"]
     assert "interrupted" in {p["status"] for p in doc["phases"].values()}
     assert "outcome: fail" in proc.stdout
@@ -313,14 +321,7 @@ def test_max_wall_writes_a_fail_artifact(tmp_path: Path) -> None:
 def test_a_failing_phase_yields_fail_with_its_error(tmp_path: Path) -> None:
     out, work = tmp_path / "benchmark.json", tmp_path / "work"
     (work / "catalog.duckdb").mkdir(parents=True)  # the stale-catalog cleanup cannot unlink it
-    proc = subprocess.run(
-        bench("--events", "200", "--out", out, "--dir", work),
-        cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert proc.returncode == 1, proc.stderr[-2000:]
-    doc = read_artifact(out)
-    assert doc is not None
-    assert_schema(doc)
+    _, doc = _failed_run(out, work, 1, "--events", "200")
     assert doc["outcome"] == "fail" and doc["reason"].startswith("phase generate failed")
     assert doc["phases"]["generate"]["status"] == "error"
     assert "catalog.duckdb" in doc["phases"]["generate"]["error"]
