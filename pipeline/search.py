@@ -291,7 +291,7 @@ def _rank(
 
 # Candidates read per round when phrases filter a page, and the most tried before the
 # phrases are checked in SQL over every candidate.
-_PHRASE_WINDOW: Final = 256
+_PHRASE_WINDOW: Final = 64
 _PHRASE_WINDOW_MAX: Final = 4096
 
 
