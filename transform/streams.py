@@ -7,8 +7,9 @@ matches no rule (or only its first half does), yet the stored stream reads it wh
 other: same session, same block type (``text`` or ``thinking``) and role.
 
 Each pair of neighbours is checked through a window (the last :data:`WINDOW` characters
-of the first, then the second whole) with the same rules as :mod:`.redact`; a match that
-crosses the join is replaced as one secret and the pair is cut again around the marker.
+of the first, then the chunks that follow, until they hold :data:`WINDOW` characters)
+with the same rules as :mod:`.redact`; a match that crosses the join is replaced as one
+secret, the marker ending the first chunk and the chunks it covered losing their part.
 Only pairs whose window holds a rule's trigger reach Python, so a batch with no such pair
 costs a few vectorized string operations. Per-event redaction runs afterwards as usual.
 """
