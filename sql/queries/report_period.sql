@@ -14,13 +14,7 @@ WITH cells AS (
         min(ts)                                 AS first_ts,
         max(ts)                                 AS last_ts,
         count(*)                                AS calls,
-        sum(input_tokens)                       AS input_tokens,
-        sum(cache_write_tokens)                 AS cache_write_tokens,
-        sum(cache_write_1h_tokens)              AS cache_write_1h_tokens,
-        sum(cache_read_tokens)                  AS cache_read_tokens,
-        sum(output_tokens)                      AS output_tokens,
-        sum(reasoning_tokens)                   AS reasoning_tokens,
-        sum(total_tokens)                       AS total_tokens,
+        sum(COLUMNS('_tokens$'))::BIGINT,       -- input_tokens … total_tokens, by name
         sum(cost_usd)                           AS cost_usd,
         count(*) FILTER (cost_usd IS NULL)      AS unpriced_calls
     FROM report_calls($workspace, $tz, $since, $until, $provider, $model, $project)
@@ -33,13 +27,7 @@ SELECT
     timezone($tz, min(first_ts))            AS first_activity,
     timezone($tz, max(last_ts))             AS last_activity,
     sum(calls)::BIGINT                      AS calls,
-    sum(input_tokens)::BIGINT               AS input_tokens,
-    sum(cache_write_tokens)::BIGINT         AS cache_write_tokens,
-    sum(cache_write_1h_tokens)::BIGINT      AS cache_write_1h_tokens,
-    sum(cache_read_tokens)::BIGINT          AS cache_read_tokens,
-    sum(output_tokens)::BIGINT              AS output_tokens,
-    sum(reasoning_tokens)::BIGINT           AS reasoning_tokens,
-    sum(total_tokens)::BIGINT               AS total_tokens,
+    sum(COLUMNS('_tokens$'))::BIGINT,       -- input_tokens … total_tokens, by name
     sum(cost_usd)                           AS cost_usd,
     sum(unpriced_calls)::BIGINT             AS unpriced_calls
 FROM cells
