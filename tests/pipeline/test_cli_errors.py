@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -21,8 +23,9 @@ def _one_line(stderr: str) -> str:
     return lines[0]
 
 
-def test_second_writer_fails_fast_with_exit_5(run_cli: CliRunner, tmp_path: Path) -> None:
-    catalog = tmp_path / "c.duckdb"
+@contextmanager
+def _writer_held(catalog: Path) -> Iterator[None]:
+    """Another process holds the catalog open for writing for the duration of the block."""
     holder = subprocess.Popen(
         [sys.executable, "-c",
          "import sys; from pathlib import Path; from agentlake.load.catalog import open_for_write\n"
@@ -31,15 +34,21 @@ def test_second_writer_fails_fast_with_exit_5(run_cli: CliRunner, tmp_path: Path
     )  # fmt: skip
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        yield
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=30)
+
+
+def test_second_writer_fails_fast_with_exit_5(run_cli: CliRunner, tmp_path: Path) -> None:
+    catalog = tmp_path / "c.duckdb"
+    with _writer_held(catalog):
         proc = run_cli("import", "--home", tmp_path, "--catalog", catalog)
         assert proc.returncode == 5
         assert "another import is writing" in _one_line(proc.stderr)
         report = run_cli("report", "daily", "--catalog", catalog)
         assert report.returncode == 5 and "--wait" in _one_line(report.stderr)
-    finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait(timeout=30)
     assert run_cli("import", "--home", tmp_path, "--catalog", catalog).returncode == 0
 
 
@@ -152,18 +161,11 @@ def test_readers_during_an_import_fail_in_one_line_or_wait_with_wait(
 ) -> None:
     catalog = tmp_path / "c.duckdb"
     assert run_cli("import", "--home", tmp_path, "--catalog", catalog).returncode == 0
-    holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys; from pathlib import Path; from agentlake.load.catalog import open_for_write\n"
-         f"with open_for_write(Path({str(catalog)!r})):\n    print('held', flush=True); sys.stdin.read()"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=cli_env(),
-    )  # fmt: skip
     readers = [
         ("report", "daily"), ("report", "--unpriced"), ("sql", "SELECT 1"), ("search", "cache"),
         ("sessions", "list"), ("prices", "list"),
     ]  # fmt: skip
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with _writer_held(catalog):
         for args in readers:
             proc = run_cli(*args, "--catalog", catalog)
             assert proc.returncode == 5, args
@@ -175,10 +177,6 @@ def test_readers_during_an_import_fail_in_one_line_or_wait_with_wait(
         )  # fmt: skip
         time.sleep(1.5)
         assert waiting.poll() is None, "--wait must block while the import writes"
-    finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait(timeout=30)
     out, err = waiting.communicate(timeout=60)
     assert waiting.returncode == 0, err
     assert json.loads(out)["report"] == "daily"
