@@ -1,11 +1,16 @@
-"""Helpers for end-to-end tests: catalog snapshots compared table by table."""
+"""Helpers for end-to-end tests: catalog snapshots compared table by table, and
+imports run through the real CLI in a subprocess."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import duckdb
+
+from tests.conftest import cli_env
 
 # Columns that legitimately differ between two imports of the same data.
 VOLATILE = {"import_id", "last_import_id", "started_at", "ended_at", "applied_at"}
@@ -45,3 +50,13 @@ def scalar(catalog: Path, query: str, params: list[Any] | None = None) -> Any:
         return None if row is None else row[0]
     finally:
         con.close()
+
+
+def start_import(home: Path, catalog: Path, *options: str) -> subprocess.Popen[str]:
+    """``agentlake import`` of ``home`` into ``catalog`` in a subprocess (stderr piped,
+    for the assertion message when it fails)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "agentlake", "import", "--home", str(home), "--catalog",
+         str(catalog), *options],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=cli_env(), text=True,
+    )  # fmt: skip

@@ -5,37 +5,16 @@ from __future__ import annotations
 
 import random
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from agentlake.demo import generate_claude_corpus
-from tests.conftest import cli_env
 
-from .helpers import snapshot
+from .helpers import snapshot, start_import
 
 TABLES = ("events", "usage", "sessions", "rejects")
-
-
-def _start(home: Path, catalog: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "agentlake",
-            "import",
-            "--home",
-            str(home),
-            "--catalog",
-            str(catalog),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=cli_env(),
-    )
 
 
 @pytest.mark.slow
@@ -46,7 +25,7 @@ def test_sigkill_at_random_moments_then_resume_equals_clean_import(tmp_path: Pat
 
     clean = tmp_path / "clean.duckdb"
     started = time.monotonic()
-    proc = _start(home, clean)
+    proc = start_import(home, clean)
     assert proc.wait(timeout=600) == 0, proc.stderr.read() if proc.stderr else ""
     duration = time.monotonic() - started
 
@@ -54,7 +33,7 @@ def test_sigkill_at_random_moments_then_resume_equals_clean_import(tmp_path: Pat
     rng = random.Random(20261129)
     interrupted = 0
     for fraction in sorted(rng.uniform(0.05, 0.95) for _ in range(5)):
-        proc = _start(home, crashed)
+        proc = start_import(home, crashed)
         time.sleep(fraction * duration * 0.6)
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
@@ -62,7 +41,7 @@ def test_sigkill_at_random_moments_then_resume_equals_clean_import(tmp_path: Pat
         proc.wait(timeout=600)
     assert interrupted >= 3, "the kills must land while the import runs"
 
-    proc = _start(home, crashed)
+    proc = start_import(home, crashed)
     assert proc.wait(timeout=600) == 0, proc.stderr.read() if proc.stderr else ""
     assert snapshot(crashed, TABLES) == snapshot(clean, TABLES)
     # Checkpoints match too, except the continuity label (a resumed source says

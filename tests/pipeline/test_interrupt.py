@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 import threading
 import time
 from dataclasses import replace
@@ -21,9 +19,8 @@ from agentlake.errors import ImportStopped
 from agentlake.extract.extract import ExtractLimits
 from agentlake.plan import Plan, PlannedSource
 from agentlake.run import ImportOptions, run_import
-from tests.conftest import cli_env
 
-from .helpers import scalar, snapshot
+from .helpers import scalar, snapshot, start_import
 
 TABLES = ("events", "usage", "sessions", "rejects")
 
@@ -80,13 +77,6 @@ def test_a_stop_request_ends_the_run_at_a_batch_boundary_and_the_next_run_resume
     assert snapshot(stopped, TABLES) == snapshot(clean, TABLES)
 
 
-def _start(home: Path, catalog: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "agentlake", "import", "--home", str(home), "--catalog", str(catalog)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=cli_env(), text=True,
-    )  # fmt: skip
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_the_cli_stops_gracefully_on_a_signal(tmp_path: Path, signum: signal.Signals) -> None:
@@ -94,12 +84,12 @@ def test_the_cli_stops_gracefully_on_a_signal(tmp_path: Path, signum: signal.Sig
     generate_claude_corpus(home, seed=7, target_lines=80_000)
     clean = tmp_path / "clean.duckdb"
     started = time.monotonic()
-    proc = _start(home, clean)
+    proc = start_import(home, clean)
     assert proc.wait(timeout=600) == 0, proc.stderr.read() if proc.stderr else ""
     duration = time.monotonic() - started
 
     stopped = tmp_path / "stopped.duckdb"
-    proc = _start(home, stopped)
+    proc = start_import(home, stopped)
     time.sleep(duration * 0.5)
     assert proc.poll() is None, "the signal must land while the import runs"
     proc.send_signal(signum)
@@ -109,7 +99,7 @@ def test_the_cli_stops_gracefully_on_a_signal(tmp_path: Path, signum: signal.Sig
     assert "Traceback" not in stderr
     assert scalar(stopped, "SELECT status FROM imports") == "interrupted"
 
-    proc = _start(home, stopped)
+    proc = start_import(home, stopped)
     assert proc.wait(timeout=600) == 0, proc.stderr.read() if proc.stderr else ""
     assert snapshot(stopped, TABLES) == snapshot(clean, TABLES)
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 import os
 import random
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -22,20 +20,11 @@ import duckdb
 import pytest
 
 from agentlake.demo import generate_claude_corpus
-from tests.conftest import cli_env
 
-from .helpers import snapshot
+from .helpers import snapshot, start_import
 
 KILLS = int(os.environ.get("AGENTLAKE_SOAK_KILLS", "60"))
 TABLES = ("events", "usage", "sessions", "rejects")
-
-
-def _start(home: Path, catalog: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "agentlake", "import", "--home", str(home), "--catalog",
-         str(catalog), "--memory-limit", "512MiB"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=cli_env(),
-    )  # fmt: skip
 
 
 def _append(path: Path, tag: str, lines: int = 6) -> None:
@@ -113,7 +102,7 @@ def test_random_kills_across_a_growing_corpus_then_resume_equals_clean_import(
             )
             replaced.unlink()
             replaced.write_bytes(content)
-        proc = _start(home, catalog)
+        proc = start_import(home, catalog, "--memory-limit", "512MiB")
         time.sleep(rng.uniform(0.05, 1.5))
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
@@ -123,7 +112,7 @@ def test_random_kills_across_a_growing_corpus_then_resume_equals_clean_import(
     assert landed == KILLS, f"only {landed} of {KILLS} kills landed during an import"
     assert truncated_done and replaced_done
 
-    final = _start(home, catalog)
+    final = start_import(home, catalog, "--memory-limit", "512MiB")
     assert final.wait(timeout=600) == 1  # finished, with the two refused sources
     con = duckdb.connect(str(catalog), read_only=True)
     refused = {
@@ -139,7 +128,7 @@ def test_random_kills_across_a_growing_corpus_then_resume_equals_clean_import(
     assert continuity[str(replaced)] in ("replaced", "rewritten")
 
     clean = tmp_path / "clean.duckdb"
-    assert _start(home, clean).wait(timeout=600) == 0
+    assert start_import(home, clean, "--memory-limit", "512MiB").wait(timeout=600) == 0
     kept = _without(catalog, refused)
     assert len(kept["events"]) > 5_000 and len(kept["usage"]) > 1_000  # a real comparison
     assert kept == _without(clean, refused)
