@@ -50,7 +50,8 @@ class ImportOptions:
     providers: Sequence[str] = ()
     restart_drifted: bool = False
     # The whole run's memory ceiling (None: DuckDB's default and full-size batches): DuckDB
-    # gets 3/8 of it, and commits shrink so the Python side's rows fit in the rest.
+    # gets a fifth of it (see memory_budget), and commits shrink so the Python side's rows
+    # fit in the rest.
     memory_limit: str | None = "1GiB"
     wait: bool = False
     limits: ExtractLimits = field(default_factory=ExtractLimits)
@@ -164,7 +165,7 @@ def plan_import(options: ImportOptions) -> Plan:
 
 
 # The split of a whole-run memory ceiling, measured with tests/pipeline/test_memory.py
-# (100 MB of transcripts with lines near 4 MiB under 512 MiB) and the synthetic corpus:
+# (100 MB of transcripts with lines near 4 MiB under 768 MiB) and the synthetic corpus:
 # besides its buffer pool, DuckDB allocates outside its limit, and one commit's rows cost
 # the Python side (raw lists, Arrow and polars copies, allocator slack) about
 # _BYTES_PER_RECORD per record and a few copies of their source bytes.
@@ -412,7 +413,7 @@ class _Committer:
         self.context = None
         if last_raw is not None:
             src = last.state.source
-            self.context = (src.provider, stream_context(last_raw.tagged(src.source_id)))
+            self.context = (src.provider, stream_context(last_raw.events, src.source_id))
         results = self.writer.commit(self.import_id, [p for p, _, _, _ in self.pending], data)
         credited: set[str] = set()
         for piece, _, outcome, nbytes in self.pending:

@@ -28,7 +28,8 @@ from .redact import RULES, TRIGGERS
 # (about 3.2 KB), so a key cut anywhere in its body is still seen from its BEGIN line.
 WINDOW: Final = 4096
 
-_PROSE: Final = ("text", "thinking")
+# The block types whose consecutive events can be chunks of one streamed message.
+PROSE: Final = ("text", "thinking")
 
 # The rules compiled for Python's engine, which gives match positions (the patterns use
 # only syntax both engines read the same way; a test checks they agree).
@@ -48,7 +49,7 @@ def _continues(source: pl.Expr) -> pl.Expr:
         same("session_id")
         & same("block_type")
         & same("role")
-        & pl.col("block_type").is_in(_PROSE)
+        & pl.col("block_type").is_in(PROSE)
         & pl.col("text").is_not_null()
         & pl.col("text").shift(1).over(source).is_not_null()
     )

@@ -16,7 +16,7 @@ from agentlake.extract.rows import RawTables
 
 from .identity import with_id
 from .redact import redact
-from .streams import redact_across_chunks
+from .streams import PROSE, redact_across_chunks
 
 EVENT_KINDS: Final = (
     "prompt",
@@ -248,15 +248,15 @@ def normalize_sessions(raw: pa.Table, provider: str) -> pa.Table:
     )
 
 
-def stream_context(raw: RawTables) -> pa.Table:
-    """The raw events a following commit of the same sources may continue: the last
-    event of each source when it is prose (see :mod:`.streams`). ``raw`` carries
-    ``source_id``."""
-    frame = pl.from_arrow(raw.events)
-    assert isinstance(frame, pl.DataFrame)
-    last = frame.group_by("source_id", maintain_order=True).last().select(frame.columns)
-    prose = pl.col("block_type").is_in(["text", "thinking"]) & pl.col("text").is_not_null()
-    return last.filter(prose).to_arrow()
+def stream_context(events: pa.Table, source_id: str) -> pa.Table:
+    """What the next commit of ``source_id`` may continue (see :mod:`.streams`): the
+    last of its raw ``events`` when it is prose, tagged with ``source_id``; else no row."""
+    last = events.slice(max(events.num_rows - 1, 0))
+    if not (last.num_rows and last["text"][0].is_valid and last["block_type"][0].as_py() in PROSE):
+        last = last.slice(0, 0)
+    return last.append_column(
+        "source_id", pa.repeat(pa.scalar(source_id, pa.string()), last.num_rows)
+    )
 
 
 def transform_batch(

@@ -155,26 +155,26 @@ def _empty_tables() -> tuple[pa.Table, pa.Table, pa.Table]:
 
 
 def test_a_secret_cut_across_two_commits_amends_the_earlier_event() -> None:
-    earlier = context_batch([chunk("prose"), chunk("use gh", native_id="a")], "src")
-    context = stream_context(earlier)
+    earlier = raw_events([chunk("prose"), chunk("use gh", native_id="a")])
+    context = stream_context(earlier, "src")
     assert context.column("text").to_pylist() == ["use gh"]
     later = context_batch([chunk(SPLIT[2:] + " now", native_id="b")], "src")
     rows = transform_batch(later, provider="claude", context=context)
     assert rows.events.column("text").to_pylist() == [" now"]
-    first_id = normalize_events(earlier.events, "claude").column("event_id")[1].as_py()
+    first_id = normalize_events(earlier, "claude").column("event_id")[1].as_py()
     assert rows.amended.to_pylist() == [
         {"event_id": first_id, "text": "use [REDACTED:github-token]"}
     ]
 
 
 def test_no_amendment_without_a_crossing() -> None:
-    earlier = context_batch([chunk("hello")], "src")
+    earlier = raw_events([chunk("hello")])
     later = context_batch([chunk("world", native_id="b")], "src")
-    rows = transform_batch(later, provider="claude", context=stream_context(earlier))
+    rows = transform_batch(later, provider="claude", context=stream_context(earlier, "src"))
     assert rows.amended.num_rows == 0
     assert rows.events.column("text").to_pylist() == ["world"]
 
 
 def test_the_context_of_a_batch_ending_on_a_tool_call_is_empty() -> None:
-    batch = context_batch([chunk("x"), chunk(None, block_type="tool_use")], "src")
-    assert stream_context(batch).num_rows == 0
+    events = raw_events([chunk("x"), chunk(None, block_type="tool_use")])
+    assert stream_context(events, "src").num_rows == 0
