@@ -23,6 +23,7 @@ import duckdb
 from agentlake import sql
 from agentlake.errors import CatalogLocked, CatalogUnusable, ConfigurationError
 from agentlake.load.prices import refresh_prices
+from agentlake.load.transaction import transaction
 
 SCHEMA_VERSION: Final = max(v for v, _, _ in sql.migrations())
 _PARAM: Final = re.compile(r"\$([a-z_]+)")
@@ -129,11 +130,10 @@ def migrate(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     for version, name, text in sql.migrations():
         if current is not None and version <= current:
             continue
-        con.execute("BEGIN")
-        # A migration may seed per-catalog random values ($random_secret).
-        run_script(con, text, {"random_secret": secrets.token_hex(32)})
-        con.execute("INSERT INTO schema_version (version, name) VALUES (?, ?)", [version, name])
-        con.execute("COMMIT")
+        with transaction(con):
+            # A migration may seed per-catalog random values ($random_secret).
+            run_script(con, text, {"random_secret": secrets.token_hex(32)})
+            con.execute("INSERT INTO schema_version (version, name) VALUES (?, ?)", [version, name])
 
 
 @contextmanager

@@ -24,6 +24,7 @@ from agentlake.extract.jsonl import Reject
 from agentlake.extract.sources import SourceFile
 
 from .catalog import load_fts, run_script
+from .transaction import transaction
 
 if TYPE_CHECKING:
     from agentlake.transform.transform import CatalogRows
@@ -99,19 +100,19 @@ class CatalogWriter:
         """Open a receipt (status ``running``); receipts left ``running`` by a killed
         run become ``abandoned``. Returns the new import id."""
         con = self.con
-        con.execute("BEGIN")
-        con.execute(
-            "UPDATE imports SET status = 'abandoned' WHERE workspace = ? AND status = 'running'",
-            [self.workspace],
-        )
-        row = con.execute("SELECT coalesce(max(import_id), 0) + 1 FROM imports").fetchone()
-        assert row is not None
-        import_id = int(row[0])
-        con.execute(
-            "INSERT INTO imports (import_id, workspace, started_at, status) VALUES (?, ?, ?, 'running')",
-            [import_id, self.workspace, _now()],
-        )
-        con.execute("COMMIT")
+        with transaction(con):
+            con.execute(
+                "UPDATE imports SET status = 'abandoned' WHERE workspace = ? AND status = 'running'",
+                [self.workspace],
+            )
+            row = con.execute("SELECT coalesce(max(import_id), 0) + 1 FROM imports").fetchone()
+            assert row is not None
+            import_id = int(row[0])
+            con.execute(
+                "INSERT INTO imports (import_id, workspace, started_at, status) "
+                "VALUES (?, ?, ?, 'running')",
+                [import_id, self.workspace, _now()],
+            )
         return import_id
 
     def finish_import(
@@ -155,12 +156,9 @@ class CatalogWriter:
             amended = pa.concat_tables([r.amended for r in data])
             if amended.num_rows:
                 tables["batch_amended"] = amended
-        for name, table in tables.items():
-            con.register(name, table)
         new_events: dict[str, int] = {}
         new_usage: dict[str, int] = {}
-        try:
-            con.execute("BEGIN")
+        with transaction(con, **tables):
             for piece in pieces:
                 if piece.restart:
                     self._forget_source(piece.state.source.source_id)
@@ -192,13 +190,6 @@ class CatalogWriter:
                 )
             con.execute(sql.query("upsert_sources"))
             self._fault("after-data")
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        finally:
-            for name in tables:
-                con.unregister(name)
         results: dict[str, CommitResult] = {}
         for piece in pieces:
             sid = piece.state.source.source_id
@@ -228,8 +219,7 @@ class CatalogWriter:
         lost or kept rows it should not have); one transaction. Returns the seconds."""
         started = time.perf_counter()
         con, params = self.con, {"workspace": self.workspace}
-        con.execute("BEGIN")
-        try:
+        with transaction(con):
             for table in ("search_postings", "search_terms", "search_state"):
                 con.execute(f"DELETE FROM {table} WHERE workspace = $workspace", params)
             con.execute(
@@ -239,10 +229,6 @@ class CatalogWriter:
                 params,
             )
             run_script(con, self._index_add, params)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
         self.compact_search_index(min_tail=0)
         return time.perf_counter() - started
 
@@ -258,14 +244,9 @@ class CatalogWriter:
         if tail <= 0 or tail < min_tail or (min_tail and tail * 4 < postings):
             return None
         started = time.perf_counter()
-        self.con.execute("BEGIN")
-        try:
+        with transaction(self.con):
             run_script(self.con, sql.query("search_index_compact"), {})
             self._fault("index")
-            self.con.execute("COMMIT")
-        except BaseException:
-            self.con.execute("ROLLBACK")
-            raise
         return time.perf_counter() - started
 
 

@@ -58,6 +58,7 @@ from .prices import (
     price_schema,
     utc_day,
 )
+from .transaction import transaction
 
 _ENTRY_KEYS: Final = ("input", "output", "cache_read", "cache_write", "cache_write_1h")
 _ENTRY_OPTIONS: Final = ("match", "since")
@@ -275,10 +276,7 @@ def apply_price_overrides(con: duckdb.DuckDBPyConnection, overrides: PriceOverri
     model, and shadow the catalog's tables, inside the views too. Applying again replaces
     the previous overrides."""
     prices, aliases = catalog_table(con, "prices"), catalog_table(con, "price_aliases")
-    con.register("_override_prices", overrides.prices)
-    con.register("_override_aliases", overrides.aliases)
-    con.execute("BEGIN")
-    try:
+    with transaction(con, _override_prices=overrides.prices, _override_aliases=overrides.aliases):
         for table, source, user in (
             ("prices", prices, "_override_prices"),
             ("price_aliases", aliases, "_override_aliases"),
@@ -290,13 +288,6 @@ def apply_price_overrides(con: duckdb.DuckDBPyConnection, overrides: PriceOverri
                 "AND o.model = c.model)"
             )
             con.execute(f"INSERT INTO temp.main.{table} BY NAME SELECT * FROM {user}")
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    finally:
-        con.unregister("_override_prices")
-        con.unregister("_override_aliases")
 
 
 @contextmanager

@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING, Final, Literal
 import duckdb
 import pyarrow as pa
 
+from .transaction import transaction
+
 if TYPE_CHECKING:
     from genai_prices import types as gp
 
@@ -286,23 +288,13 @@ def _materialize(con: duckdb.DuckDBPyConnection, snap: Snapshot) -> None:
     """Replace the snapshot's rows of ``prices`` and all of ``price_aliases`` in one
     transaction. Rows without a ``snapshot_version`` (added by hand) are kept."""
     prices, aliases = catalog_table(con, "prices"), catalog_table(con, "price_aliases")
-    con.register("_snapshot_prices", snap.prices)
-    con.register("_snapshot_aliases", snap.aliases)
-    con.execute("BEGIN")
-    try:
+    with transaction(con, _snapshot_prices=snap.prices, _snapshot_aliases=snap.aliases):
         con.execute(f"DELETE FROM {prices} WHERE snapshot_version IS NOT NULL")
         con.execute(f"DELETE FROM {aliases}")
         cols = ", ".join(PRICE_COLUMNS)
         con.execute(f"INSERT INTO {prices} ({cols}) SELECT {cols} FROM _snapshot_prices")
         cols = ", ".join(ALIAS_COLUMNS)
         con.execute(f"INSERT INTO {aliases} ({cols}) SELECT {cols} FROM _snapshot_aliases")
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    finally:
-        con.unregister("_snapshot_prices")
-        con.unregister("_snapshot_aliases")
 
 
 def refresh_prices(con: duckdb.DuckDBPyConnection, *, force: bool = False) -> bool:
