@@ -20,9 +20,12 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP) ## create .venv and install agentlake with its dev tools
 
-# The strict editable install is a link tree: refresh it so new modules are importable.
+# The strict editable install is a link tree: refresh it so new modules are importable,
+# and compile its bytecode as a wheel install would (every CLI start reads it; the
+# interpreter may be told not to write it).
 relink: $(STAMP)
 	@$(PY) -m pip install --quiet --no-deps -e . --config-settings editable_mode=strict
+	@$(PY) -m compileall -q "$$($(PY) -c 'import agentlake, os; print(os.path.dirname(agentlake.__file__))')"
 
 demo: relink ## import a bundled synthetic home into a fresh catalog and print a report
 	@rm -rf $(DEMO) && mkdir -p $(DEMO)

@@ -19,11 +19,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from .rows import RowSink
-from .sources import PositionKind, SourceFile
+from .sources import PositionKind, RelParts, SourceFile
 
 RecordOutcome = Literal["mapped", "ignored", "unknown"]
 """``mapped``: rows emitted; ``ignored``: a known record type with nothing to import;
@@ -105,13 +104,14 @@ Adapter = LineAdapter | DocumentAdapter | DatabaseAdapter
 @dataclass(frozen=True)
 class FormatSpec:
     """One on-disk format of a provider: its name, position kind, file predicate (given
-    the path relative to the root) and adapter."""
+    the parts of the path relative to the root) and adapter."""
 
     name: str
     position_kind: PositionKind
-    predicate: Callable[[Path], bool]
+    predicate: Callable[[RelParts], bool]
     adapter: Adapter
 
-    def owns(self, rel: Path) -> bool:
-        """Whether the file at ``rel`` (relative to its root) is in this format."""
+    def owns(self, rel: RelParts) -> bool:
+        """Whether the file whose path relative to its root has the parts ``rel`` is in
+        this format."""
         return bool(self.predicate(rel))

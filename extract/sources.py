@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 PositionKind = Literal["byte-offset", "document", "sqlite"]
+RelParts = tuple[str, ...]  # the parts of a path relative to its provider root
 
 
 class OwnedFormat(Protocol):
@@ -29,8 +30,8 @@ class OwnedFormat(Protocol):
         """How progress in such a file is tracked."""
         ...
 
-    def owns(self, rel: Path) -> bool:
-        """Whether a file (path relative to its root) is in this format."""
+    def owns(self, rel: RelParts) -> bool:
+        """Whether a file (the parts of its path relative to its root) is in this format."""
         ...
 
 
@@ -115,26 +116,27 @@ def walk_root(root: Root, formats: Sequence[OwnedFormat]) -> Iterator[SourceFile
     claims it, given the path relative to the root), in sorted path order; symlinks
     whose target escapes the root are refused. Symlinked directories are never entered.
 
-    One ``scandir`` per directory and one ``stat`` per owned file: a nightly run over
-    tens of thousands of unchanged transcripts spends its time here."""
+    One ``scandir`` per directory and one ``stat`` per owned file, with paths kept as
+    strings until a file is owned: a nightly run over tens of thousands of unchanged
+    transcripts spends its time here."""
     base = root.path
     if not base.is_dir():
         return
     if root.formats is not None:
         formats = [f for f in formats if f.name in root.formats]
-    yield from _walk_dir(root, formats, base, Path(), base.resolve(), 1)
+    yield from _walk_dir(root, formats, str(base), (), base.resolve(), 1)
 
 
 def _walk_dir(
     root: Root,
     formats: Sequence[OwnedFormat],
-    here: Path,
-    rel_here: Path,
+    here: str,
+    rel_here: RelParts,
     real_root: Path,
     depth: int,
 ) -> Iterator[SourceFile | RefusedPath]:
-    """:func:`walk_root` for directory ``here`` (``rel_here`` below the root, at
-    ``depth`` levels: the root's files are at depth 1)."""
+    """:func:`walk_root` for directory ``here`` (whose path below the root has the parts
+    ``rel_here``, at ``depth`` levels: the root's files are at depth 1)."""
     try:
         with os.scandir(here) as listing:
             entries = sorted(listing, key=lambda e: e.name)
@@ -147,14 +149,14 @@ def _walk_dir(
     descend = root.max_depth is None or depth < root.max_depth
     if descend:
         for entry in dirs:
-            if entry.is_symlink() and (escape := _escape(root, here / entry.name, real_root)):
+            if entry.is_symlink() and (escape := _escape(root, Path(entry.path), real_root)):
                 yield escape
     for entry in files:
-        rel = rel_here / entry.name
+        rel = (*rel_here, entry.name)
         fmt = next((f for f in formats if f.owns(rel)), None)
         if fmt is None:
             continue
-        path = here / entry.name
+        path = Path(entry.path)
         if entry.is_symlink() and (escape := _escape(root, path, real_root)):
             yield escape
             continue
@@ -172,7 +174,7 @@ def _walk_dir(
         for entry in dirs:
             if not entry.is_symlink():
                 yield from _walk_dir(
-                    root, formats, here / entry.name, rel_here / entry.name, real_root, depth + 1
+                    root, formats, entry.path, (*rel_here, entry.name), real_root, depth + 1
                 )
 
 
@@ -212,7 +214,7 @@ def walk_unowned(root: Root, formats: Sequence[OwnedFormat]) -> Iterator[Path]:
         dirnames.sort()
         for name in sorted(filenames):
             path = here / name
-            if not any(f.owns(path.relative_to(base)) for f in formats):
+            if not any(f.owns(path.relative_to(base).parts) for f in formats):
                 yield path
 
 

@@ -91,9 +91,17 @@ class CatalogWriter:
         self.con = con
         self.workspace = workspace
         self._fault: FaultHook = faults or (lambda point: None)
-        # Index terms are Porter stems when the fts extension (which provides stem())
-        # loads, else the lowercase words themselves; search applies the same rule.
-        self._index_add = search_index_script(stemming=load_fts(con))
+        self._index_script: str | None = None
+
+    @property
+    def _index_add(self) -> str:
+        """The index-maintenance SQL. Index terms are Porter stems when the fts extension
+        (which provides stem()) loads, else the lowercase words themselves; search
+        applies the same rule. Loaded on first use: a run with nothing new to index
+        never loads the extension."""
+        if self._index_script is None:
+            self._index_script = search_index_script(stemming=load_fts(self.con))
+        return self._index_script
 
     # -- receipts -------------------------------------------------------------------
     def begin_import(self) -> int:

@@ -24,7 +24,6 @@ import orjson
 import pyarrow as pa
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -44,6 +43,8 @@ from .run import ImportOptions, ImportResult, default_home, plan_import, run_imp
 from .search import SearchFilter, SearchHit, search, search_page
 
 if TYPE_CHECKING:  # reports (and polars) load with the first report command
+    import rich.progress
+
     from .reports import ReportFilter, ReportKind
 
 app = typer.Typer(
@@ -197,7 +198,7 @@ def _emit(table: pa.Table, *, as_json: bool, as_csv: bool, key: str, title: str 
 class _BarReporter:
     """Progress bar over the bytes the plan will read (only on a TTY)."""
 
-    def __init__(self, progress: Progress) -> None:
+    def __init__(self, progress: rich.progress.Progress) -> None:
         self.progress = progress
         self.task = progress.add_task("import", total=None)
 
@@ -243,6 +244,14 @@ def _import_with_progress(options: ImportOptions) -> ImportResult:
 def _import_reporting(options: ImportOptions) -> ImportResult:
     if not sys.stderr.isatty():
         return run_import(options)
+    from rich.progress import (  # only a terminal shows a bar
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),

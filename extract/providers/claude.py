@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Final
 
 from ..adapter import FormatDrift, InvalidRecord, RecordOutcome, SourceContext
 from ..rows import RowSink
 from ..schema import BlockType
-from ..sources import SourceFile
+from ..sources import RelParts, SourceFile
 from ..values import json_text, token_count
 
 ADAPTER_VERSION: Final = "1.0"
@@ -73,9 +72,9 @@ _NULL_DROPS_TOP: Final = (
 )
 
 
-def owns(rel: Path) -> bool:
+def owns(rel: RelParts) -> bool:
     """Every ``*.jsonl`` under the projects root, at any depth."""
-    return rel.suffix == ".jsonl" and len(rel.parts) >= 2
+    return len(rel) >= 2 and rel[-1].endswith(".jsonl") and rel[-1] != ".jsonl"
 
 
 def _result_text(content: Any) -> str | None:

@@ -51,7 +51,7 @@ import orjson
 
 from ..adapter import FormatDrift, InvalidRecord, RecordOutcome, SourceContext
 from ..rows import RowSink
-from ..sources import Root, SourceFile
+from ..sources import RelParts, Root, SourceFile
 from ..values import json_text, token_count
 
 ADAPTER_VERSION: Final = "1.0"
@@ -202,13 +202,13 @@ def roots(home: Path, env: Mapping[str, str]) -> list[Root]:
     ]
 
 
-def owns_rollout(rel: Path) -> bool:
+def owns_rollout(rel: RelParts) -> bool:
     """``rollout-*.jsonl`` directly in a root (``archived_sessions/`` is flat) or in its
     ``YYYY/MM/DD/`` folders (``sessions/``)."""
-    name = rel.name
+    name = rel[-1]
     if not (name.startswith("rollout-") and name.endswith(".jsonl")):
         return False
-    parts = rel.parts
+    parts = rel
     if len(parts) == 1:
         return True
     if len(parts) != 4:
@@ -217,9 +217,9 @@ def owns_rollout(rel: Path) -> bool:
     return len(year) == 4 and len(month) == 2 and len(day) == 2 and (year + month + day).isdigit()
 
 
-def owns_state_index(rel: Path) -> bool:
+def owns_state_index(rel: RelParts) -> bool:
     """Only ``state_5.sqlite`` at the top of the Codex home."""
-    return len(rel.parts) == 1 and rel.name == STATE_DB_NAME
+    return rel == (STATE_DB_NAME,)
 
 
 # --------------------------------------------------------------------------- helpers

@@ -49,7 +49,7 @@ import orjson
 from ..adapter import FormatDrift, InvalidRecord, RecordOutcome, SourceContext
 from ..rows import RowSink
 from ..schema import BlockType
-from ..sources import Root, SourceFile
+from ..sources import RelParts, Root, SourceFile
 from ..values import json_text, token_count
 
 ADAPTER_VERSION: Final = "1.0"
@@ -113,11 +113,11 @@ def roots(home: Path, env: Mapping[str, str]) -> list[Root]:
     ]
 
 
-def owns_transcript(rel: Path) -> bool:
+def owns_transcript(rel: RelParts) -> bool:
     """``<slug>/agent-transcripts/<id>/<id>.jsonl`` or
     ``<slug>/agent-transcripts/<id>/subagents/<child>.jsonl`` (a flat
     ``agent-transcripts/<id>.jsonl`` is not a Cursor agent transcript)."""
-    parts = rel.parts
+    parts = rel
     if len(parts) == 4:
         return parts[1] == "agent-transcripts" and parts[3] == parts[2] + ".jsonl"
     if len(parts) == 5:
@@ -131,9 +131,9 @@ def owns_transcript(rel: Path) -> bool:
     return False
 
 
-def owns_state_db(rel: Path) -> bool:
+def owns_state_db(rel: RelParts) -> bool:
     """Only ``state.vscdb`` at the top of the root (never its backups or ``-wal``)."""
-    return rel.parts == ("state.vscdb",)
+    return rel == ("state.vscdb",)
 
 
 def superseded(sources: Sequence[SourceFile]) -> dict[str, str]:

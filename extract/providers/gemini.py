@@ -44,7 +44,7 @@ import orjson
 from ..adapter import FormatDrift, InvalidRecord, RecordOutcome, SourceContext
 from ..rows import RowSink
 from ..schema import BlockType
-from ..sources import Root, SourceFile
+from ..sources import RelParts, Root, SourceFile
 from ..values import json_text, token_count
 
 PROVIDER_ID: Final = "gemini-cli"
@@ -88,9 +88,9 @@ def roots(home: Path, env: Mapping[str, str]) -> list[Root]:
     return [Root(PROVIDER_ID, home / ".gemini" / "tmp", "default")]
 
 
-def owns_document(rel: Path) -> bool:
+def owns_document(rel: RelParts) -> bool:
     """A legacy session document: ``<project>/chats/session-*.json``."""
-    parts = rel.parts
+    parts = rel
     return (
         len(parts) == 3
         and parts[1] == "chats"
@@ -99,10 +99,10 @@ def owns_document(rel: Path) -> bool:
     )
 
 
-def owns_log(rel: Path) -> bool:
+def owns_log(rel: RelParts) -> bool:
     """An append-only session log: ``<project>/chats/*.jsonl`` or a subagent's
     ``<project>/chats/<parentSessionId>/*.jsonl``."""
-    parts = rel.parts
+    parts = rel
     return 3 <= len(parts) <= 4 and parts[1] == "chats" and parts[-1].endswith(".jsonl")
 
 

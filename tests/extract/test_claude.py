@@ -125,3 +125,20 @@ def test_conformance_transcripts_never_raise(tmp_path: Path) -> None:
     # edge_cases.jsonl holds JSON lines that are not objects and a record of unknown shape
     assert rejects["MALFORMED"] >= 3
     assert outcomes["invalid"] <= 2, rejects
+
+
+@pytest.mark.parametrize(
+    ("rel", "owned"),
+    [
+        ("-home-dev-app/0b1c.jsonl", True),
+        ("-home-dev-app/0b1c/subagents/agent-1.jsonl", True),
+        ("-home-dev-app/..jsonl", True),
+        ("0b1c.jsonl", False),  # directly in the projects root: no project folder
+        ("-home-dev-app/.jsonl", False),  # a hidden file with no name before the suffix
+        ("-home-dev-app/0b1c.json", False),
+        ("-home-dev-app/0b1c.jsonl.bak", False),
+    ],
+)
+def test_owns_transcripts_below_a_project_folder(rel: str, owned: bool) -> None:
+    (fmt,) = by_id("claude-code").formats
+    assert fmt.owns(Path(rel).parts) is owned

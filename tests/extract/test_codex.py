@@ -167,14 +167,14 @@ def test_roots_default_absolute_and_relative_codex_home(tmp_path: Path) -> None:
     ],
 )
 def test_rollout_predicate(rel: str, owned: bool) -> None:
-    assert owns_rollout(Path(rel)) is owned
+    assert owns_rollout(Path(rel).parts) is owned
 
 
 def test_state_index_predicate() -> None:
-    assert owns_state_index(Path("state_5.sqlite"))
-    assert not owns_state_index(Path("state_4.sqlite"))
-    assert not owns_state_index(Path("worktrees/x/state_5.sqlite"))
-    assert not owns_state_index(Path("state_5.sqlite-wal"))
+    assert owns_state_index(Path("state_5.sqlite").parts)
+    assert not owns_state_index(Path("state_4.sqlite").parts)
+    assert not owns_state_index(Path("worktrees/x/state_5.sqlite").parts)
+    assert not owns_state_index(Path("state_5.sqlite-wal").parts)
 
 
 def test_discovery_admits_rollouts_archives_and_the_index() -> None:

@@ -132,8 +132,8 @@ def test_registry_row() -> None:
     ],
 )
 def test_predicates(rel: str, transcript: bool, database: bool) -> None:
-    assert cursor.owns_transcript(Path(rel)) is transcript
-    assert cursor.owns_state_db(Path(rel)) is database
+    assert cursor.owns_transcript(Path(rel).parts) is transcript
+    assert cursor.owns_state_db(Path(rel).parts) is database
 
 
 def test_roots_cover_linux_macos_and_windows_under_home(tmp_path: Path) -> None:

@@ -148,7 +148,7 @@ def test_registry_row() -> None:
     ],
 )
 def test_predicates_own_only_chat_files(rel: str, owner: str | None) -> None:
-    owners = [f.name for f in SPEC.formats if f.owns(Path(rel))]
+    owners = [f.name for f in SPEC.formats if f.owns(Path(rel).parts)]
     assert owners == ([owner] if owner else [])
 
 
