@@ -9,6 +9,7 @@ the index was built. Filters narrow by provider, project, session, kind, model a
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any, Final
@@ -157,21 +158,69 @@ def snippet(text: str, words: list[str], width: int = 120) -> tuple[str, list[tu
     return prefix + piece + suffix, sorted((a + shift, b + shift) for a, b in set(spans))
 
 
-def _terms(con: duckdb.DuckDBPyConnection, workspace: str, atom: Atom, stemming: bool) -> list[str]:
-    words = atom.text.split()
-    if atom.kind == "prefix":
-        rows = con.execute(
-            "SELECT term FROM search_terms WHERE workspace = $ws AND starts_with(term, $p) AND df > 0 "
-            "ORDER BY df DESC LIMIT $n",
-            {"ws": workspace, "p": words[0], "n": PREFIX_EXPANSION},
-        ).fetchall()
-        return [r[0] for r in rows]
-    if not stemming:
-        return words
-    stems = con.execute(
-        "SELECT list_transform($w, x -> stem(x, 'porter'))", {"w": words}
+def _prefix_terms(
+    con: duckdb.DuckDBPyConnection, workspace: str, prefix: str
+) -> list[tuple[str, int]]:
+    """The :data:`PREFIX_EXPANSION` most frequent indexed terms starting with
+    ``prefix``, with their document frequencies."""
+    rows = con.execute(
+        "SELECT term, df FROM search_terms WHERE workspace = $ws AND starts_with(term, $p) "
+        "AND df > 0 ORDER BY df DESC LIMIT $n",
+        {"ws": workspace, "p": prefix, "n": PREFIX_EXPANSION},
+    ).fetchall()
+    return [(str(t), int(d)) for t, d in rows]
+
+
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    """What one statement reads before ranking: the snapshot (newest import), the
+    collection statistics, the cursor secret, the stem of every query word and the
+    document frequency of every stem."""
+
+    import_id: int
+    docs: float
+    avgdl: float
+    secret: str
+    stems: dict[str, str]
+    dfs: dict[str, int]
+
+
+_SNAPSHOT_SQL: Final = """
+WITH s AS (SELECT {stems} AS stems),
+stats AS (
+    SELECT greatest(coalesce(max(docs), 0), 1) AS docs,
+           coalesce(max(total_length), 0)::DOUBLE / greatest(coalesce(max(docs), 0), 1) AS avgdl
+    FROM search_state WHERE workspace = $ws
+)
+SELECT (SELECT coalesce(max(import_id), 0) FROM imports WHERE workspace = $ws),
+       stats.docs, stats.avgdl,
+       (SELECT value FROM settings WHERE key = 'cursor_secret'),
+       s.stems,
+       (SELECT list((term, df)) FROM search_terms
+        WHERE workspace = $ws AND term IN (SELECT unnest(s.stems)))
+FROM s, stats
+"""
+
+
+def _snapshot(
+    con: duckdb.DuckDBPyConnection, workspace: str, words: list[str], stemming: bool
+) -> _Snapshot:
+    """Read :class:`_Snapshot` (words are stemmed with Porter when ``stemming``)."""
+    stems = "list_transform($words, x -> stem(x, 'porter'))" if stemming else "$words"
+    row = con.execute(
+        _SNAPSHOT_SQL.format(stems=stems), {"ws": workspace, "words": words}
     ).fetchone()
-    return list(stems[0]) if stems else words
+    assert row is not None
+    import_id, docs, avgdl, secret, stemmed, dfs = row
+    if secret is None:
+        raise ConfigurationError(
+            "this catalog has no cursor secret; run 'agentlake import' once to upgrade it"
+        )
+    return _Snapshot(
+        int(import_id), float(docs), float(avgdl), str(secret),
+        dict(zip(words, stemmed, strict=True)),
+        {str(t): int(d) for t, d in (dfs or [])},
+    )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,28 +267,37 @@ def search_page(
     flt = flt or SearchFilter()
     bound = {"kind": "search", "workspace": workspace, "query": query, "filters": _filter_key(flt)}
     with reading(catalog) as con:
-        stemming = load_fts(con)
-        secret = _secret(con)
+        words = sorted(
+            {w for c in parsed.clauses for a in c if a.kind != "prefix" for w in a.text.split()}
+            | set(parsed.excluded)
+        )
+        snap = _snapshot(con, workspace, words, load_fts(con))
+        secret = snap.secret
         if cursor is not None:
             state = cursors.decode(cursor, secret, expect=bound)
             snapshot, n, avgdl = int(state["snapshot"]), float(state["n"]), float(state["avgdl"])
             frozen_df: dict[str, int] = state["df"]
             after: list[Any] | None = state["after"]
         else:
-            snapshot, n, avgdl = _stats(con, workspace)
+            snapshot, n, avgdl = snap.import_id, snap.docs, snap.avgdl
             frozen_df, after = {}, None
         clause_ids: list[int] = []
         terms: list[str] = []
+        dfs = dict(snap.dfs)
         for i, clause in enumerate(parsed.clauses):
             for atom in clause:
-                for term in _terms(con, workspace, atom, stemming):
+                if atom.kind == "prefix":
+                    expansion = _prefix_terms(con, workspace, atom.text)
+                    dfs.update(expansion)
+                    atom_terms = [term for term, _ in expansion]
+                else:
+                    atom_terms = [snap.stems[w] for w in atom.text.split()]
+                for term in atom_terms:
                     clause_ids.append(i)
                     terms.append(term)
         if cursor is None:
-            frozen_df = _document_frequencies(con, workspace, terms)
-        excluded: list[str] = []
-        for word in parsed.excluded:
-            excluded += _terms(con, workspace, Atom(word, "word"), stemming)
+            frozen_df = {t: dfs[t] for t in terms if t in dfs}
+        excluded = [snap.stems[w] for w in parsed.excluded]
         params: dict[str, Any] = {
             "ws": workspace, "clauses": clause_ids, "terms": terms,
             "dfs": [frozen_df.get(t, 0) for t in terms], "nclauses": len(parsed.clauses),
@@ -282,9 +340,16 @@ def _rank(
 ) -> list[tuple[str, float]]:
     """(event id, score) of one page, best first."""
     ranked = _RANKED_PLAIN if plain else _RANKED_FILTERED.replace("/* phrases */", phrase_sql)
-    statement = _SEARCH_SQL.replace("/* ranked */", ranked)
+    scored = _scored_sql(params["clauses"], params["nclauses"])
+    statement = (
+        _SEARCH_SQL.replace("/* ranked */", ranked)
+        .replace("/* scored */", scored)
+        .replace("/* terms */", _literals(params["terms"]))
+    )
     if params["excluded"]:
-        statement = statement.replace("/* excluded */", _EXCLUDED)
+        statement = statement.replace("/* excluded */", _EXCLUDED).replace(
+            "/* excluded terms */", _literals(params["excluded"])
+        )
     used = {k: v for k, v in params.items() if re.search(rf"\${k}\b", statement)}
     return [(str(i), float(s)) for i, s in con.execute(statement, used).fetchall()]
 
@@ -314,16 +379,8 @@ def _rank_with_phrases(
     window = max(_PHRASE_WINDOW, limit + offset)
     while window <= _PHRASE_WINDOW_MAX:
         candidates = _rank(con, {**params, "limit": window, "offset": 0}, plain)
-        rows = _events_by_id(con, workspace, [event_id for event_id, _ in candidates])
-        bodies = [rows[event_id][-1] or "" for event_id, _ in candidates]
-        matched = con.execute(
-            "SELECT list_transform($bodies, b -> "
-            + " AND ".join(f"regexp_matches(b, $p{k})" for k in range(len(phrases)))
-            + ")",
-            {"bodies": bodies, **{f"p{k}": p for k, p in enumerate(phrases)}},
-        ).fetchone()
-        assert matched is not None
-        passing = [c for c, ok in zip(candidates, matched[0], strict=True) if ok]
+        rows = _events_by_id(con, workspace, [event_id for event_id, _ in candidates], phrases)
+        passing = [c for c in candidates if c[0] in rows]
         if len(passing) >= offset + limit or len(candidates) < window:
             return passing[offset : offset + limit], rows
         window *= 8
@@ -342,83 +399,95 @@ def _filter_key(flt: SearchFilter) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _secret(con: duckdb.DuckDBPyConnection) -> str:
-    row = con.execute("SELECT value FROM settings WHERE key = 'cursor_secret'").fetchone()
-    if row is None:
-        raise ConfigurationError(
-            "this catalog has no cursor secret; run 'agentlake import' once to upgrade it"
-        )
-    return str(row[0])
-
-
-def _stats(con: duckdb.DuckDBPyConnection, workspace: str) -> tuple[int, float, float]:
-    """(snapshot import id, documents, average document length) of the workspace now."""
-    row = con.execute(
-        "SELECT (SELECT coalesce(max(import_id), 0) FROM imports WHERE workspace = $ws), "
-        "greatest(coalesce(max(docs), 0), 1), "
-        "coalesce(max(total_length), 0)::DOUBLE / greatest(coalesce(max(docs), 0), 1) "
-        "FROM search_state WHERE workspace = $ws",
-        {"ws": workspace},
-    ).fetchone()
-    assert row is not None
-    return int(row[0]), float(row[1]), float(row[2])
-
-
-def _document_frequencies(
-    con: duckdb.DuckDBPyConnection, workspace: str, terms: list[str]
-) -> dict[str, int]:
-    rows = con.execute(
-        "SELECT term, df FROM search_terms WHERE workspace = $ws AND term IN (SELECT unnest($terms))",
-        {"ws": workspace, "terms": terms},
-    ).fetchall()
-    return {str(t): int(d) for t, d in rows}
-
-
 # What an event contributes to the index: its text and its tool input (JSON text).
 _BODY: Final = "concat_ws(' ', e.text, CAST(e.tool_input AS VARCHAR))"
 
 _SEARCH_SQL: Final = """
-WITH q AS (SELECT unnest($clauses) AS clause, unnest($terms) AS term, unnest($dfs) AS df),
+WITH q AS (
+    SELECT clause, term, df, ln(1 + ($n - df + 0.5) / (df + 0.5)) AS idf
+    FROM (SELECT unnest($clauses) AS clause, unnest($terms) AS term, unnest($dfs) AS df)
+),
+-- Statistics ($n, $avgdl, q.df) are those of the snapshot the first page pinned.
 m AS (
-    SELECT p.event_id, q.clause, p.tf, p.dl, q.df
+    SELECT p.event_id, q.clause,
+           q.idf * p.tf * ($k1 + 1) / (p.tf + $k1 * (1 - $b + $b * p.dl / $avgdl)) AS part
     FROM search_postings p
     JOIN q ON q.term = p.term
-    WHERE p.workspace = $ws AND p.term IN (SELECT term FROM q)
+    WHERE p.workspace = $ws AND p.term IN (/* terms */)
 ),
--- Statistics ($n, $avgdl, q.df) are those of the snapshot the first page pinned; the
--- score is rounded so that re-summing in another order gives the same key.
-scored AS (
-    SELECT m.event_id,
-           round(sum(ln(1 + ($n - m.df + 0.5) / (m.df + 0.5))
-               * m.tf * ($k1 + 1) / (m.tf + $k1 * (1 - $b + $b * m.dl / $avgdl))), 9) AS score
-    FROM m /* excluded */
-    GROUP BY m.event_id
-    HAVING count(DISTINCT m.clause) = $nclauses
-),
+-- The score is rounded so that re-summing in another order gives the same key.
+scored AS (/* scored */),
 /* ranked */
 SELECT event_id, score FROM ranked ORDER BY score DESC, event_id
 """
 
+# One term: each matching event has exactly one posting, so nothing to group.
+_SCORED_ONE: Final = "SELECT m.event_id, round(m.part, 9) AS score FROM m /* excluded */"
+
+# Several terms: an event matches when it matched every clause. When each clause is one
+# term, its postings count the clauses it matched; else a bit per clause does (a plain
+# count, or a bit mask, costs far less than counting distinct clauses).
+_SCORED_GROUPED: Final = """
+    SELECT m.event_id, round(sum(m.part), 9) AS score
+    FROM m /* excluded */
+    GROUP BY m.event_id
+    HAVING /* all clauses */
+"""
+_ALL_CLAUSES_COUNT: Final = "count(*) = $nclauses"
+_ALL_CLAUSES_MASK: Final = (
+    "bit_or(1::UBIGINT << m.clause::UBIGINT) = (1::UBIGINT << $nclauses::UBIGINT) - 1"
+)
+_ALL_CLAUSES_DISTINCT: Final = "count(DISTINCT m.clause) = $nclauses"
+
+
+def _scored_sql(clause_ids: list[int], nclauses: int) -> str:
+    """How the matches of each event become its score (see the constants above)."""
+    if len(clause_ids) == 1:
+        return _SCORED_ONE
+    if nclauses == 1:  # one clause of alternatives: every match matched it
+        test = "true"
+    elif len(clause_ids) == nclauses:
+        test = _ALL_CLAUSES_COUNT
+    elif nclauses < 64:
+        test = _ALL_CLAUSES_MASK
+    else:
+        test = _ALL_CLAUSES_DISTINCT
+    return _SCORED_GROUPED.replace("/* all clauses */", test)
+
+
 # The hits' rows, read through the event id index. DuckDB serves only a filter on the
-# indexed column alone, one bound parameter per id, from the index (a joined set of ids,
-# or a second predicate, scans every event), so the workspace is checked afterwards.
+# indexed column alone, a list of constants, from the index (a joined set of ids, or a
+# second predicate, scans every event), so the workspace is checked afterwards.
+# With phrases, the events whose body lacks one come back without their row (only
+# their id), so that candidates that fail the phrase never cross into Python.
 _HITS_SQL: Final = """
-SELECT event_id, workspace, provider, session_id, timezone('UTC', ts) AS ts, kind,
-       concat_ws(' ', text, CAST(tool_input AS VARCHAR)) AS body
-FROM events
+SELECT event_id, workspace, {matched} AS matched,
+       CASE WHEN matched THEN provider END, CASE WHEN matched THEN session_id END,
+       CASE WHEN matched THEN timezone('UTC', ts) END, CASE WHEN matched THEN kind END,
+       CASE WHEN matched THEN {body} END
+FROM events e
 WHERE event_id IN ({ids})
 """
 
 
+def _literals(values: Sequence[str]) -> str:
+    """``values`` as a list of SQL string constants. DuckDB prunes a scan by a list of
+    constants (per value, by the row groups' bounds) but not by a bound list, and binds
+    a constant for a fraction of a parameter's cost."""
+    return ", ".join("'" + value.replace("'", "''") + "'" for value in values)
+
+
 def _events_by_id(
-    con: duckdb.DuckDBPyConnection, workspace: str, ids: list[str]
+    con: duckdb.DuckDBPyConnection, workspace: str, ids: list[str], phrases: Sequence[str] = ()
 ) -> dict[str, tuple[Any, ...]]:
-    """(provider, session id, time, kind, body) of each event in ``ids``."""
+    """(provider, session id, time, kind, body) of each event in ``ids`` whose body
+    matches every regex of ``phrases``."""
     if not ids:
         return {}
-    statement = _HITS_SQL.format(ids=", ".join("?" * len(ids)))
-    rows = con.execute(statement, ids).fetchall()
-    return {row[0]: row[2:] for row in rows if row[1] == workspace}
+    matched = " AND ".join(f"regexp_matches({_BODY}, ?)" for _ in phrases) or "true"
+    statement = _HITS_SQL.format(matched=matched, body=_BODY, ids=_literals(ids))
+    rows = con.execute(statement, list(phrases)).fetchall()
+    return {row[0]: row[3:] for row in rows if row[1] == workspace and row[2]}
 
 
 # Events holding an excluded term leave the matches. Found from the excluded terms'
@@ -427,7 +496,7 @@ def _events_by_id(
 # DuckDB scan the postings.
 _EXCLUDED: Final = """
     ANTI JOIN (SELECT x.event_id FROM search_postings x
-               WHERE x.workspace = $ws AND x.term IN (SELECT unnest($excluded))) gone
+               WHERE x.workspace = $ws AND x.term IN (/* excluded terms */)) gone
     ON gone.event_id = m.event_id
 """
 
