@@ -228,7 +228,7 @@ class CatalogWriter:
         started = time.perf_counter()
         con, params = self.con, {"workspace": self.workspace}
         with transaction(con):
-            for table in ("search_postings", "search_terms", "search_state"):
+            for table in ("search_postings", "search_docs", "search_terms", "search_state"):
                 con.execute(f"DELETE FROM {table} WHERE workspace = $workspace", params)
             con.execute(
                 "CREATE OR REPLACE TEMP TABLE new_events AS "

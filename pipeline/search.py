@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import duckdb
 
@@ -187,18 +187,18 @@ class _Snapshot:
 
 _SNAPSHOT_SQL: Final = """
 WITH s AS (SELECT {stems} AS stems),
+t AS (
+    SELECT list((term, df)) AS dfs FROM search_terms
+    WHERE workspace = $ws AND term IN (SELECT unnest(stems) FROM s)
+),
 stats AS (
     SELECT greatest(coalesce(max(docs), 0), 1) AS docs,
            coalesce(max(total_length), 0)::DOUBLE / greatest(coalesce(max(docs), 0), 1) AS avgdl
     FROM search_state WHERE workspace = $ws
-)
-SELECT (SELECT coalesce(max(import_id), 0) FROM imports WHERE workspace = $ws),
-       stats.docs, stats.avgdl,
-       (SELECT value FROM settings WHERE key = 'cursor_secret'),
-       s.stems,
-       (SELECT list((term, df)) FROM search_terms
-        WHERE workspace = $ws AND term IN (SELECT unnest(s.stems)))
-FROM s, stats
+),
+i AS (SELECT coalesce(max(import_id), 0) AS import_id FROM imports WHERE workspace = $ws),
+k AS (SELECT max(value) AS secret FROM settings WHERE key = 'cursor_secret')
+SELECT i.import_id, stats.docs, stats.avgdl, k.secret, s.stems, t.dfs FROM s, t, stats, i, k
 """
 
 
@@ -265,7 +265,8 @@ def search_page(
     """
     parsed = parse_query(query)
     flt = flt or SearchFilter()
-    bound = {"kind": "search", "workspace": workspace, "query": query, "filters": _filter_key(flt)}
+    bound = {"kind": "search", "workspace": workspace, "query": query, "filters": _filter_key(flt),
+             "keys": "score, doc"}  # fmt: skip
     with reading(catalog) as con:
         words = sorted(
             {w for c in parsed.clauses for a in c if a.kind != "prefix" for w in a.text.split()}
@@ -303,7 +304,7 @@ def search_page(
             "dfs": [frozen_df.get(t, 0) for t in terms], "nclauses": len(parsed.clauses),
             "excluded": excluded, "limit": limit, "offset": offset if cursor is None else 0,
             "k1": K1, "b": B, "n": n, "avgdl": avgdl, "snapshot": snapshot,
-            "after_score": after[0] if after else None, "after_id": after[1] if after else None,
+            "after_score": after[0] if after else None, "after_doc": after[1] if after else None,
             "provider": flt.provider, "kind": flt.kind, "model": flt.model,
             "session": flt.session, "project": flt.project,
             "since": datetime.combine(flt.since, datetime.min.time()) if flt.since else None,
@@ -317,28 +318,35 @@ def search_page(
         # small columns for every match is then wasted work.
         plain = cursor is None and flt == SearchFilter()
         if phrases:
-            ranked_ids, found = _rank_with_phrases(con, workspace, params, phrases, plain)
+            ranked, found = _rank_with_phrases(con, workspace, params, phrases, plain)
         else:
-            ranked_ids = _rank(con, params, plain)
-            found = _events_by_id(con, workspace, [event_id for event_id, _ in ranked_ids])
+            ranked = _rank(con, params, plain)
+            found = _events_by_id(con, workspace, [r.event_id for r in ranked])
     hits = []
-    for event_id, score in ranked_ids:
-        provider, session_id, ts, kind, body = found[event_id]
+    for r in ranked:
+        provider, session_id, ts, kind, body = found[r.event_id]
         snip, spans = snippet(body or "", parsed.words)
-        hits.append(SearchHit(session_id, provider, kind, ts, float(score), snip, event_id, spans))
+        hits.append(SearchHit(session_id, provider, kind, ts, r.score, snip, r.event_id, spans))
     next_cursor = None
     if len(hits) == limit:
-        last = hits[-1]
         state = {**bound, "snapshot": snapshot, "n": n, "avgdl": avgdl, "df": frozen_df,
-                 "after": [last.score, last.event_id]}  # fmt: skip
+                 "after": [ranked[-1].score, ranked[-1].doc]}  # fmt: skip
         next_cursor = cursors.encode(state, secret)
     return SearchPage(hits, next_cursor)
 
 
+class _Ranked(NamedTuple):
+    """One ranked event: its number in the index, score and id."""
+
+    doc: int
+    score: float
+    event_id: str
+
+
 def _rank(
     con: duckdb.DuckDBPyConnection, params: dict[str, Any], plain: bool, phrase_sql: str = ""
-) -> list[tuple[str, float]]:
-    """(event id, score) of one page, best first."""
+) -> list[_Ranked]:
+    """One page of events, best first (ties by their number in the index)."""
     ranked = _RANKED_PLAIN if plain else _RANKED_FILTERED.replace("/* phrases */", phrase_sql)
     scored = _scored_sql(params["clauses"], params["nclauses"])
     statement = (
@@ -351,7 +359,15 @@ def _rank(
             "/* excluded terms */", _literals(params["excluded"])
         )
     used = {k: v for k, v in params.items() if re.search(rf"\${k}\b", statement)}
-    return [(str(i), float(s)) for i, s in con.execute(statement, used).fetchall()]
+    scores = con.execute(statement, used).fetchall()
+    if not scores:
+        return []
+    ids = dict(
+        con.execute(
+            f"SELECT doc, event_id FROM search_docs WHERE doc IN ({', '.join(str(int(d)) for d, _ in scores)})"
+        ).fetchall()
+    )
+    return [_Ranked(int(d), float(score), str(ids[d])) for d, score in scores]
 
 
 # Candidates read per round when phrases filter a page, and the most tried before the
@@ -366,7 +382,7 @@ def _rank_with_phrases(
     params: dict[str, Any],
     phrases: list[str],
     plain: bool,
-) -> tuple[list[tuple[str, float]], dict[str, tuple[Any, ...]]]:
+) -> tuple[list[_Ranked], dict[str, tuple[Any, ...]]]:
     """One page of events that also contain every phrase, best first, with their rows.
 
     Checking a phrase needs the event's text, so it is checked on the best candidates
@@ -379,16 +395,16 @@ def _rank_with_phrases(
     window = max(_PHRASE_WINDOW, limit + offset)
     while window <= _PHRASE_WINDOW_MAX:
         candidates = _rank(con, {**params, "limit": window, "offset": 0}, plain)
-        rows = _events_by_id(con, workspace, [event_id for event_id, _ in candidates], phrases)
-        passing = [c for c in candidates if c[0] in rows]
+        rows = _events_by_id(con, workspace, [c.event_id for c in candidates], phrases)
+        passing = [c for c in candidates if c.event_id in rows]
         if len(passing) >= offset + limit or len(candidates) < window:
             return passing[offset : offset + limit], rows
         window *= 8
     phrase_sql = "".join(f" AND regexp_matches({_BODY}, $phrase{k})" for k in range(len(phrases)))
-    ranked_ids = _rank(
+    ranked = _rank(
         con, {**params, **{f"phrase{k}": p for k, p in enumerate(phrases)}}, False, phrase_sql
     )
-    return ranked_ids, _events_by_id(con, workspace, [event_id for event_id, _ in ranked_ids])
+    return ranked, _events_by_id(con, workspace, [r.event_id for r in ranked])
 
 
 def _filter_key(flt: SearchFilter) -> dict[str, Any]:
@@ -409,7 +425,7 @@ WITH q AS (
 ),
 -- Statistics ($n, $avgdl, q.df) are those of the snapshot the first page pinned.
 m AS (
-    SELECT p.event_id, q.clause,
+    SELECT p.doc, q.clause,
            q.idf * p.tf * ($k1 + 1) / (p.tf + $k1 * (1 - $b + $b * p.dl / $avgdl)) AS part
     FROM search_postings p
     JOIN q ON q.term = p.term
@@ -418,19 +434,19 @@ m AS (
 -- The score is rounded so that re-summing in another order gives the same key.
 scored AS (/* scored */),
 /* ranked */
-SELECT event_id, score FROM ranked ORDER BY score DESC, event_id
+SELECT doc, score FROM ranked ORDER BY score DESC, doc
 """
 
 # One term: each matching event has exactly one posting, so nothing to group.
-_SCORED_ONE: Final = "SELECT m.event_id, round(m.part, 9) AS score FROM m /* excluded */"
+_SCORED_ONE: Final = "SELECT m.doc, round(m.part, 9) AS score FROM m /* excluded */"
 
 # Several terms: an event matches when it matched every clause. When each clause is one
 # term, its postings count the clauses it matched; else a bit per clause does (a plain
 # count, or a bit mask, costs far less than counting distinct clauses).
 _SCORED_GROUPED: Final = """
-    SELECT m.event_id, round(sum(m.part), 9) AS score
+    SELECT m.doc, round(sum(m.part), 9) AS score
     FROM m /* excluded */
-    GROUP BY m.event_id
+    GROUP BY m.doc
     HAVING /* all clauses */
 """
 _ALL_CLAUSES_COUNT: Final = "count(*) = $nclauses"
@@ -495,21 +511,22 @@ def _events_by_id(
 # written into the query when there are excluded terms, since even an empty list makes
 # DuckDB scan the postings.
 _EXCLUDED: Final = """
-    ANTI JOIN (SELECT x.event_id FROM search_postings x
+    ANTI JOIN (SELECT x.doc FROM search_postings x
                WHERE x.workspace = $ws AND x.term IN (/* excluded terms */)) gone
-    ON gone.event_id = m.event_id
+    ON gone.doc = m.doc
 """
 
 # Filters read only the small columns of the matching events; the text of the winners
 # alone is fetched at the end.
 _RANKED_FILTERED: Final = """
 ranked AS (
-    SELECT s.event_id, s.score
+    SELECT s.doc, s.score
     FROM scored s
-    JOIN events e ON e.workspace = $ws AND e.event_id = s.event_id
+    JOIN search_docs d ON d.workspace = $ws AND d.doc = s.doc
+    JOIN events e ON e.workspace = $ws AND e.event_id = d.event_id
     WHERE e.import_id <= $snapshot
       AND ($after_score IS NULL OR s.score < $after_score
-           OR (s.score = $after_score AND s.event_id > $after_id))
+           OR (s.score = $after_score AND s.doc > $after_doc))
       AND ($provider IS NULL OR e.provider = $provider)
       AND ($kind IS NULL OR e.kind = $kind)
       AND ($model IS NULL OR e.model = $model)
@@ -521,15 +538,15 @@ ranked AS (
             WHERE x.workspace = $ws AND x.provider = e.provider AND x.session_id = e.session_id
               AND contains(lower(x.project_path), lower($project))))
       /* phrases */
-    ORDER BY s.score DESC, s.event_id
+    ORDER BY s.score DESC, s.doc
     LIMIT $limit OFFSET $offset
 )
 """
 
 _RANKED_PLAIN: Final = """
 ranked AS (
-    SELECT event_id, score FROM scored
-    ORDER BY score DESC, event_id
+    SELECT doc, score FROM scored
+    ORDER BY score DESC, doc
     LIMIT $limit OFFSET $offset
 )
 """

@@ -6,7 +6,9 @@ WITH texts AS (
     SELECT event_id, concat_ws(' ', text, CAST(tool_input AS VARCHAR)) AS text FROM events
     WHERE workspace = $workspace AND (text IS NOT NULL OR tool_input IS NOT NULL)
 ), indexed AS (
-    SELECT DISTINCT event_id FROM search_postings WHERE workspace = $workspace
+    SELECT DISTINCT d.event_id
+    FROM search_postings p JOIN search_docs d ON d.workspace = p.workspace AND d.doc = p.doc
+    WHERE p.workspace = $workspace
 )
 SELECT
     (SELECT count(*) FROM texts) AS events_with_text,

@@ -1,7 +1,11 @@
 -- Remove from the index the events listed in temp table `gone_events` (event_id), before
 -- those events are deleted (a withdrawal or a source re-read whole). Parameters: $workspace
+CREATE OR REPLACE TEMP TABLE gone_docs AS
+SELECT d.doc FROM search_docs d SEMI JOIN gone_events g USING (event_id)
+WHERE d.workspace = $workspace;
+
 CREATE OR REPLACE TEMP TABLE gone_postings AS
-SELECT p.term, p.tf, p.event_id FROM search_postings p SEMI JOIN gone_events g USING (event_id)
+SELECT p.term, p.tf, p.doc FROM search_postings p SEMI JOIN gone_docs g USING (doc)
 WHERE p.workspace = $workspace;
 
 UPDATE search_terms t SET df = t.df - g.n
@@ -13,10 +17,13 @@ DELETE FROM search_terms t
 WHERE t.workspace = $workspace AND t.df = 0 AND t.term IN (SELECT term FROM gone_postings);
 
 UPDATE search_state SET
-    docs = docs - (SELECT count(DISTINCT event_id) FROM gone_postings),
+    docs = docs - (SELECT count(DISTINCT doc) FROM gone_postings),
     total_length = total_length - (SELECT coalesce(sum(tf), 0) FROM gone_postings),
     postings = postings - (SELECT count(*) FROM gone_postings)
 WHERE workspace = $workspace;
 
 DELETE FROM search_postings p
-WHERE p.workspace = $workspace AND p.event_id IN (SELECT event_id FROM gone_events);
+WHERE p.workspace = $workspace AND p.doc IN (SELECT doc FROM gone_docs);
+
+DELETE FROM search_docs d
+WHERE d.workspace = $workspace AND d.doc IN (SELECT doc FROM gone_docs);

@@ -68,10 +68,14 @@ def _consistent(catalog: Path) -> None:
                            "WHERE s.source_id IS NULL") == 0  # fmt: skip
     orphans = scalar(
         catalog,
-        "SELECT count(*) FROM search_postings p LEFT JOIN events e USING (event_id) "
-        "WHERE e.event_id IS NULL",
+        "SELECT count(*) FROM search_postings p LEFT JOIN search_docs d USING (workspace, doc) "
+        "LEFT JOIN events e USING (event_id) WHERE e.event_id IS NULL",
     )
     assert orphans == 0
+    unused = scalar(
+        catalog, "SELECT count(*) FROM search_docs d ANTI JOIN search_postings p USING (doc)"
+    )
+    assert unused == 0
 
 
 @pytest.mark.parametrize(

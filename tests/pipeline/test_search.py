@@ -159,7 +159,7 @@ def test_phrase_pages_are_the_same_from_the_window_and_from_sql(
     rounds: list[int] = []
     rank = searching._rank
 
-    def counted(*args: Any, **kwargs: Any) -> list[tuple[str, float]]:
+    def counted(*args: Any, **kwargs: Any) -> Any:
         rounds.append(args[1]["limit"])
         return rank(*args, **kwargs)
 
@@ -213,16 +213,21 @@ def test_withdrawn_messages_leave_the_index(tmp_path: Path) -> None:
     run_import(ImportOptions(catalog=catalog, workspace="default", home=home, env={}))
     con = duckdb.connect(str(catalog), read_only=True)
     orphans = con.execute(
-        "SELECT count(*) FROM search_postings p ANTI JOIN events e USING (event_id)"
+        "SELECT count(*) FROM search_postings p LEFT JOIN search_docs d USING (workspace, doc) "
+        "LEFT JOIN events e USING (event_id) WHERE e.event_id IS NULL"
+    ).fetchone()
+    unused = con.execute(
+        "SELECT count(*) FROM search_docs d ANTI JOIN search_postings p USING (workspace, doc)"
     ).fetchone()
     docs = con.execute("SELECT docs FROM search_state").fetchone()
-    indexed = con.execute("SELECT count(DISTINCT event_id) FROM search_postings").fetchone()
+    indexed = con.execute("SELECT count(DISTINCT doc) FROM search_postings").fetchone()
     df_ok = con.execute(
         "SELECT bool_and(t.df = c.n) FROM search_terms t JOIN "
         "(SELECT workspace, term, count(*) n FROM search_postings GROUP BY ALL) c USING (workspace, term)"
     ).fetchone()
     con.close()
     assert orphans == (0,)
+    assert unused == (0,)
     assert docs == indexed
     assert df_ok == (True,)
 
@@ -336,3 +341,37 @@ def test_tool_inputs_and_outputs_are_searchable(tmp_path: Path) -> None:
     assert any(h.kind == "tool_call" for h in search(catalog, "default", word, limit=50))
     out_word = max(re.findall(r"[a-z]{6,}", result[0].lower()), key=len)
     assert any(h.kind == "tool_result" for h in search(catalog, "default", out_word, limit=50))
+
+
+def test_an_index_of_event_ids_migrates_to_numbered_events(tmp_path: Path) -> None:
+    """Schema 10 numbers the indexed events: a catalog whose postings still name events
+    by id (schema 9) is converted on open, with the same hits and scores."""
+    from agentlake.load.catalog import open_for_write
+
+    catalog = tmp_path / "c.duckdb"
+    run_import(ImportOptions(catalog=catalog, workspace="default", home=_home(tmp_path), env={}))
+    queries = ("cache OR parser", "bug -loader", '"cache bug"', "pars*")
+    expected = {q: [(h.event_id, h.score) for h in search(catalog, "default", q)] for q in queries}
+    con = duckdb.connect(str(catalog))
+    con.execute(
+        "CREATE TABLE by_id AS SELECT p.workspace, p.term, d.event_id, p.tf, p.dl "
+        "FROM search_postings p JOIN search_docs d USING (workspace, doc)"
+    )
+    con.execute("DROP TABLE search_postings")
+    con.execute("ALTER TABLE by_id RENAME TO search_postings")
+    con.execute("DROP TABLE search_docs")
+    con.execute("DELETE FROM schema_version WHERE version = 10")
+    con.close()
+    with open_for_write(catalog):
+        pass
+    con = duckdb.connect(str(catalog), read_only=True)
+    docs = con.execute("SELECT count(*), count(DISTINCT doc) FROM search_docs").fetchone()
+    state = con.execute("SELECT docs, postings = sorted_postings FROM search_state").fetchone()
+    con.close()
+    assert docs is not None and state is not None
+    assert docs[0] == docs[1] == state[0] > 0
+    assert state[1] is True
+    assert {
+        q: [(h.event_id, h.score) for h in search(catalog, "default", q)] for q in queries
+    } == expected
+    assert all(expected[q] for q in queries)
