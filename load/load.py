@@ -171,7 +171,9 @@ class CatalogWriter:
                 if piece.restart:
                     self._forget_source(piece.state.source.source_id)
             if "batch_retractions" in tables:
-                run_script(con, sql.query("apply_retractions"), params)
+                sessions = set(tables["batch_retractions"].column("session_id").to_pylist())
+                retract = sql.query("apply_retractions")
+                run_script(con, retract.replace("/* sessions */", sql.literals(sessions)), params)
                 run_script(con, sql.query("search_index_remove"), params)
                 run_script(con, sql.query("recompute_sessions"), params)
             if "batch_amended" in tables:

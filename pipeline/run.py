@@ -350,7 +350,10 @@ class _Committer:
 
     def add(self, piece: Piece, raw: RawTables | None, outcome: SourceOutcome, nbytes: int) -> None:
         """Queue ``piece`` with its raw rows (covering ``nbytes`` of its source). A piece
-        that withdraws rows is committed on its own, after everything before it."""
+        that withdraws rows starts a new commit: a commit withdraws from what the catalog
+        holds before it inserts, so everything before the piece is committed first. The
+        pieces after it may share its commit (their rows are inserted after the
+        withdrawal, as they would be in a commit of their own)."""
         withdraws = raw is not None and raw.retractions.num_rows > 0
         if withdraws:
             self.flush()
@@ -362,7 +365,7 @@ class _Committer:
         full = self.records >= self.max_records or (
             self.max_bytes is not None and self.bytes >= self.max_bytes
         )
-        if withdraws or full:
+        if full:
             self.flush()
 
     def should_stop(self) -> bool:

@@ -16,6 +16,7 @@ from typing import Any, Final, NamedTuple
 
 import duckdb
 
+from agentlake import sql
 from agentlake.load.catalog import CatalogRef, load_fts, reading
 
 from . import cursors
@@ -352,11 +353,11 @@ def _rank(
     statement = (
         _SEARCH_SQL.replace("/* ranked */", ranked)
         .replace("/* scored */", scored)
-        .replace("/* terms */", _literals(params["terms"]))
+        .replace("/* terms */", sql.literals(params["terms"]))
     )
     if params["excluded"]:
         statement = statement.replace("/* excluded */", _EXCLUDED).replace(
-            "/* excluded terms */", _literals(params["excluded"])
+            "/* excluded terms */", sql.literals(params["excluded"])
         )
     used = {k: v for k, v in params.items() if re.search(rf"\${k}\b", statement)}
     scores = con.execute(statement, used).fetchall()
@@ -486,13 +487,6 @@ WHERE event_id IN ({ids})
 """
 
 
-def _literals(values: Sequence[str]) -> str:
-    """``values`` as a list of SQL string constants. DuckDB prunes a scan by a list of
-    constants (per value, by the row groups' bounds) but not by a bound list, and binds
-    a constant for a fraction of a parameter's cost."""
-    return ", ".join("'" + value.replace("'", "''") + "'" for value in values)
-
-
 def _events_by_id(
     con: duckdb.DuckDBPyConnection, workspace: str, ids: list[str], phrases: Sequence[str] = ()
 ) -> dict[str, tuple[Any, ...]]:
@@ -501,7 +495,7 @@ def _events_by_id(
     if not ids:
         return {}
     matched = " AND ".join(f"regexp_matches({_BODY}, ?)" for _ in phrases) or "true"
-    statement = _HITS_SQL.format(matched=matched, body=_BODY, ids=_literals(ids))
+    statement = _HITS_SQL.format(matched=matched, body=_BODY, ids=sql.literals(ids))
     rows = con.execute(statement, list(phrases)).fetchall()
     return {row[0]: row[3:] for row in rows if row[1] == workspace and row[2]}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import cache
 from importlib.resources import files
 
@@ -20,3 +21,12 @@ def migrations() -> list[tuple[int, str, str]]:
         if name.endswith(".sql") and name[:3].isdigit():
             out.append((int(name[:3]), name, entry.read_text(encoding="utf-8")))
     return sorted(out)
+
+
+def literals(values: Iterable[str | None]) -> str:
+    """``values`` as the body of an SQL ``IN (...)`` list of string constants (``NULL``,
+    which matches nothing, when there is none). DuckDB prunes a scan by a list of
+    constants, and binds a constant for a fraction of a parameter's cost; a bound list
+    or a subquery is probed row by row instead."""
+    quoted = ["'" + value.replace("'", "''") + "'" for value in values if value is not None]
+    return ", ".join(quoted) or "NULL"

@@ -23,7 +23,7 @@ import pytest
 
 from agentlake.demo_gemini import generate_gemini_corpus, generate_gemini_home
 from agentlake.extract.adapter import InvalidRecord
-from agentlake.extract.extract import extract_source
+from agentlake.extract.extract import ExtractLimits, extract_source
 from agentlake.extract.providers import by_id, gemini, resolve
 from agentlake.extract.sources import SourceFile, walk_root
 from agentlake.plan import make_plan
@@ -733,6 +733,43 @@ def test_demo_corpus_reaches_its_target_and_imports_exactly(tmp_path: Path) -> N
     catalog = tmp_path / "c.duckdb"
     assert _import(tmp_path / "a", catalog).exit_code == 0
     assert _totals(catalog) == _reference_totals(tmp_path / "a")
+
+
+@pytest.mark.slow
+def test_withdrawals_sharing_a_commit_give_the_catalog_of_one_commit_per_piece(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A piece that withdraws rows starts a commit, and the pieces after it may share
+    that commit: the catalog equals one where every piece is committed alone."""
+    from agentlake import run as running
+
+    home = tmp_path / "home"
+    generate_gemini_home(home)
+    commits: list[list[bool]] = []  # per commit, whether each of its pieces withdraws
+    flush = running._Committer.flush
+
+    def recorded(self: Any) -> None:
+        if self.pending:
+            commits.append(
+                [bool(raw and raw.retractions.num_rows) for _, raw, _, _ in self.pending]
+            )
+        flush(self)
+
+    monkeypatch.setattr(running._Committer, "flush", recorded)
+    catalogs = {}
+    for name, limits in (("shared", ExtractLimits()), ("alone", ExtractLimits(batch_lines=1))):
+        commits.clear()
+        catalogs[name] = tmp_path / f"{name}.duckdb"
+        result = run_import(
+            ImportOptions(catalog=catalogs[name], workspace="default", home=home, env={},
+                          memory_limit=None, limits=limits)
+        )  # fmt: skip
+        assert result.exit_code == 0
+        if name == "shared":  # a withdrawing piece was followed by others in its commit
+            assert any(True in c[:-1] for c in commits)
+    tables = ("sessions", "events", "usage", "search_postings", "search_terms")
+    assert snapshot(catalogs["shared"], tables) == snapshot(catalogs["alone"], tables)
+    assert _totals(catalogs["shared"]) == _reference_totals(home)
 
 
 # --------------------------------------------------------------------------- property

@@ -13,6 +13,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
+from agentlake import sql
 from agentlake.errors import CatalogLocked, CatalogUnusable, NotFoundError
 from agentlake.extract.jsonl import Reject
 from agentlake.extract.rows import RowSink
@@ -510,3 +511,17 @@ def test_failed_commit_leaves_nothing_behind(tmp_path: Path) -> None:
             writer.commit(import_id, [Piece(_state(src, 9), [reject], 3)], [bad])
         for table in ("events", "usage", "sessions", "sources", "rejects"):
             assert con.execute(f"SELECT count(*) FROM {table}").fetchone() == (0,), table
+
+
+def test_literals_quote_every_value_and_match_nothing_when_empty() -> None:
+    con = duckdb.connect()
+    values = ["plain", "it's", "", None]
+    listed = sql.literals(values)
+    assert listed == "'plain', 'it''s', ''"
+    rows = con.execute(f"SELECT x FROM (VALUES ('plain'), ('it''s'), (''), ('other')) t(x) "
+                       f"WHERE x IN ({listed}) ORDER BY x").fetchall()  # fmt: skip
+    assert rows == [("",), ("it's",), ("plain",)]
+    assert sql.literals([None]) == "NULL"
+    assert con.execute(
+        f"SELECT count(*) FROM (VALUES ('a')) t(x) WHERE x IN ({sql.literals([])})"
+    ).fetchone() == (0,)
