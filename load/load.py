@@ -171,9 +171,10 @@ class CatalogWriter:
                 if piece.restart:
                     self._forget_source(piece.state.source.source_id)
             if "batch_retractions" in tables:
-                sessions = set(tables["batch_retractions"].column("session_id").to_pylist())
-                retract = sql.query("apply_retractions")
-                run_script(con, retract.replace("/* sessions */", sql.literals(sessions)), params)
+                retract = _with_sessions(
+                    sql.query("apply_retractions"), tables["batch_retractions"]
+                )
+                run_script(con, retract, params)
                 run_script(con, sql.query("search_index_remove"), params)
                 run_script(con, sql.query("recompute_sessions"), params)
             if "batch_amended" in tables:
@@ -181,7 +182,8 @@ class CatalogWriter:
                 run_script(con, sql.query("search_index_remove"), params)
                 run_script(con, self._index_add, params)
             if data:
-                run_script(con, sql.query("insert_new_events"), params)
+                insert = _with_sessions(sql.query("insert_new_events"), tables["batch_events"])
+                run_script(con, insert, params)
                 run_script(con, self._index_add, params)
                 self._fault("index")
                 new_events = _counts(con, "SELECT source_id, count(*) FROM new_events GROUP BY ALL")
@@ -264,6 +266,13 @@ def search_index_script(*, stemming: bool) -> str:
     """The index-maintenance SQL, stemming words with Porter when available."""
     text = sql.query("search_index_add")
     return text if stemming else text.replace("stem(token, 'porter')", "token")
+
+
+def _with_sessions(script: str, rows: pa.Table) -> str:
+    """``script`` with ``/* sessions */`` replaced by the distinct session ids of
+    ``rows`` as SQL constants."""
+    sessions = sorted({s for s in rows.column("session_id").to_pylist() if s is not None})
+    return script.replace("/* sessions */", sql.literals(sessions))
 
 
 def _counts(con: duckdb.DuckDBPyConnection, query: str) -> dict[str, int]:

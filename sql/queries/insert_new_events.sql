@@ -1,4 +1,6 @@
 -- Events of the batch not yet in the catalog (identity = event_id within a workspace).
+-- The batch's sessions are written as a list of constants (`/* sessions */`): a test of
+-- one column against it spares probing every event of the catalog by id.
 -- Parameters: $workspace, $import_id
 CREATE OR REPLACE TEMP TABLE new_events AS
 SELECT b.*
@@ -6,7 +8,7 @@ FROM batch_events b
 WHERE NOT EXISTS (
     SELECT 1 FROM events e
     WHERE e.workspace = $workspace
-      AND e.session_id IN (SELECT DISTINCT session_id FROM batch_events)
+      AND e.session_id IN (/* sessions */)
       AND e.event_id = b.event_id
 );
 INSERT INTO events

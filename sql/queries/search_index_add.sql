@@ -15,21 +15,22 @@ CREATE OR REPLACE TEMP TABLE new_postings AS
 WITH tokens AS (
     SELECT doc, unnest(regexp_split_to_array(lower(body), '[^a-z0-9]+')) AS token
     FROM new_docs
-), counted AS (
-    SELECT doc, token, count(*)::INTEGER AS tf
+), kept AS (
+    SELECT doc, token
     FROM tokens
     WHERE length(token) BETWEEN 2 AND 40
       AND token NOT IN ('the', 'and', 'for', 'that', 'this', 'with', 'are', 'was', 'but',
                         'not', 'you', 'have', 'has', 'had', 'its', 'from', 'they', 'will',
                         'would', 'there', 'their', 'what', 'which', 'when', 'can', 'all',
                         'were', 'been', 'into', 'than', 'then', 'them', 'these', 'our', 'out')
-    GROUP BY ALL
 ), stems AS (
     -- stem each distinct word once, not every occurrence
-    SELECT token, stem(token, 'porter') AS term FROM (SELECT DISTINCT token FROM counted)
+    SELECT token, stem(token, 'porter') AS term FROM (SELECT DISTINCT token FROM kept)
 ), termed AS (
-    SELECT c.doc, s.term, sum(c.tf)::INTEGER AS tf
-    FROM counted c JOIN stems s USING (token)
+    -- one aggregation: occurrences counted per event and stem (counting per word first
+    -- and summing per stem took a second pass over as many rows)
+    SELECT k.doc, s.term, count(*)::INTEGER AS tf
+    FROM kept k JOIN stems s USING (token)
     GROUP BY ALL
 )
 SELECT doc, term, tf, (sum(tf) OVER (PARTITION BY doc))::INTEGER AS dl FROM termed;

@@ -499,7 +499,7 @@ def test_commit_writes_data_and_checkpoint_together(tmp_path: Path) -> None:
 def test_failed_commit_leaves_nothing_behind(tmp_path: Path) -> None:
     src = _source(tmp_path)
     rows = transform_batch(_batch().build(), provider="claude", source_id=src.source_id)
-    broken = pa.table({"event_id": pa.array(["x"])})  # not an events table
+    broken = pa.table({"event_id": ["x"], "session_id": ["s"]})  # not an events table
     bad = CatalogRows(
         events=broken, usage=rows.usage, sessions=rows.sessions, retractions=rows.retractions
     )
