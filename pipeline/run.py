@@ -36,6 +36,9 @@ from .plan import Plan, PlannedSource, make_plan, select_providers
 from .progress import NullReporter, Reporter
 
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this, starting workers costs more than it saves
+# From this many bytes to read, the event id index is dropped during the run and built
+# again at its end (CatalogWriter.drop_event_index says why).
+BULK_MIN_BYTES = 256 * 1024 * 1024
 REJECT_SAMPLES = 20  # rejects per source reported back line by line (all are in `rejects`)
 
 
@@ -212,6 +215,8 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
         )
         reporter.planned(plan)
         import_id = writer.begin_import()
+        if plan.bytes_to_read >= BULK_MIN_BYTES:
+            writer.drop_event_index()
         result = ImportResult(import_id, plan)
         deadline = None if options.max_duration is None else started + options.max_duration
         committer = _Committer(
@@ -245,6 +250,7 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
                         result.sources.extend(_left_pending([planned]))
                     break
             committer.flush()
+            writer.ensure_event_index()
             if options.reindex:
                 reporter.phase("index")
                 result.index_seconds = writer.rebuild_search_index()
@@ -256,6 +262,8 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
             if isinstance(exc, ImportStopped) and exc.outcome is not None:
                 result.sources.append(exc.outcome)
             stopped = isinstance(exc, (KeyboardInterrupt, ImportStopped))
+            if isinstance(exc, ImportStopped):
+                writer.ensure_event_index()
             failure = {
                 "error": f"{type(exc).__name__}: {exc}"[:500],
                 "committed": [

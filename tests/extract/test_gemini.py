@@ -29,7 +29,7 @@ from agentlake.extract.sources import SourceFile, walk_root
 from agentlake.plan import make_plan
 from agentlake.run import ImportOptions, ImportResult, run_import
 from tests.conftest import FIXTURES
-from tests.pipeline.helpers import snapshot
+from tests.pipeline.helpers import import_with, snapshot
 
 SPEC = by_id("gemini-cli")
 HERE = FIXTURES / "gemini"
@@ -760,11 +760,7 @@ def test_withdrawals_sharing_a_commit_give_the_catalog_of_one_commit_per_piece(
     for name, limits in (("shared", ExtractLimits()), ("alone", ExtractLimits(batch_lines=1))):
         commits.clear()
         catalogs[name] = tmp_path / f"{name}.duckdb"
-        result = run_import(
-            ImportOptions(catalog=catalogs[name], workspace="default", home=home, env={},
-                          memory_limit=None, limits=limits)
-        )  # fmt: skip
-        assert result.exit_code == 0
+        import_with(home, catalogs[name], limits)
         if name == "shared":  # a withdrawing piece was followed by others in its commit
             assert any(True in c[:-1] for c in commits)
     tables = ("sessions", "events", "usage", "search_postings", "search_terms")

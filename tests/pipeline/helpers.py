@@ -10,6 +10,8 @@ from typing import Any
 
 import duckdb
 
+from agentlake.extract.extract import ExtractLimits
+from agentlake.run import ImportOptions, run_import
 from tests.conftest import cli_env
 
 # Columns that legitimately differ between two imports of the same data.
@@ -49,6 +51,16 @@ def snapshot(
         return out
     finally:
         con.close()
+
+
+def import_with(home: Path, catalog: Path, limits: ExtractLimits) -> None:
+    """Import ``home`` into ``catalog`` in process with ``limits`` and no memory ceiling
+    (so the limits alone set the batches); the import must succeed."""
+    result = run_import(
+        ImportOptions(catalog=catalog, workspace="default", home=home, env={},
+                      memory_limit=None, limits=limits)
+    )  # fmt: skip
+    assert result.exit_code == 0
 
 
 def scalar(catalog: Path, query: str, params: list[Any] | None = None) -> Any:

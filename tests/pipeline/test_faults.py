@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from agentlake.demo import generate_claude_corpus
@@ -119,3 +120,43 @@ def test_a_failure_in_index_compaction_keeps_the_committed_rows(
     _consistent(catalog)
     assert run_import(_options(home, catalog, reindex=True)).exit_code == 0
     assert snapshot(catalog, TABLES) == snapshot(clean, TABLES)
+
+
+def _event_index(catalog: Path) -> int:
+    return int(
+        scalar(catalog, "SELECT count(*) FROM duckdb_indexes() WHERE index_name = 'events_by_id'")
+    )
+
+
+def test_a_bulk_import_drops_the_event_index_and_builds_it_at_the_end(
+    corpus: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past BULK_MIN_BYTES the event id index is dropped for the run; a run that fails
+    meanwhile leaves it missing, and the next run (even one with nothing to read)
+    builds it again. The rows are those of a clean import either way."""
+    from agentlake import run as running
+    from agentlake.load.load import CatalogWriter
+
+    home, clean = corpus
+    catalog = tmp_path / "c.duckdb"
+    monkeypatch.setattr(running, "BULK_MIN_BYTES", 1)
+    dropped: list[bool] = []
+    drop = CatalogWriter.drop_event_index
+
+    def recorded(self: CatalogWriter) -> None:
+        dropped.append(True)
+        drop(self)
+
+    monkeypatch.setattr(CatalogWriter, "drop_event_index", recorded)
+    _, hook = fail_at("commit", 3)
+    with pytest.raises(Injected):
+        run_import(_options(home, catalog, faults=hook))
+    assert dropped and _event_index(catalog) == 0
+    _consistent(catalog)
+    assert run_import(_options(home, catalog)).exit_code == 0
+    assert _event_index(catalog) == 1
+    assert snapshot(catalog, TABLES) == snapshot(clean, TABLES)
+    with duckdb.connect(str(catalog)) as con:
+        con.execute("DROP INDEX events_by_id")
+    assert run_import(_options(home, catalog)).exit_code == 0  # nothing new to read
+    assert _event_index(catalog) == 1

@@ -9,9 +9,8 @@ import duckdb
 
 from agentlake.demo import generate_claude_home
 from agentlake.extract.extract import ExtractLimits
-from agentlake.run import ImportOptions, run_import
 from tests.conftest import CliRunner
-from tests.pipeline.helpers import snapshot
+from tests.pipeline.helpers import import_with, snapshot
 
 # Synthetic, well-formed credentials (never real ones).
 CANARIES = (
@@ -79,11 +78,7 @@ def test_a_secret_split_across_two_commits_is_redacted_as_in_one(tmp_path: Path)
     catalogs = {}
     for name, limits in (("one", ExtractLimits()), ("per-line", ExtractLimits(batch_lines=1))):
         catalogs[name] = tmp_path / f"{name}.duckdb"
-        result = run_import(
-            ImportOptions(catalog=catalogs[name], workspace="default", home=home, env={},
-                          memory_limit=None, limits=limits)
-        )  # fmt: skip
-        assert result.exit_code == 0
+        import_with(home, catalogs[name], limits)
     tables = ("events", "search_postings", "search_terms")
     assert snapshot(catalogs["per-line"], tables) == snapshot(catalogs["one"], tables)
     con = duckdb.connect(str(catalogs["per-line"]), read_only=True)
