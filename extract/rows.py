@@ -22,6 +22,13 @@ from .schema import (
 )
 
 
+def with_constant(table: pa.Table, name: str, value: str) -> pa.Table:
+    """``table`` with a string column ``name`` holding ``value`` in every row. The scalar
+    is typed: converting a bare ``str`` makes pyarrow try optional imports (dateutil) on
+    every call, which costs more than the column itself."""
+    return table.append_column(name, pa.repeat(pa.scalar(value, pa.string()), table.num_rows))
+
+
 @dataclass(frozen=True, slots=True)
 class RawTables:
     """What the extract stage hands to transform for one batch."""
@@ -34,12 +41,9 @@ class RawTables:
     def tagged(self, source_id: str) -> RawTables:
         """These tables with a ``source_id`` column on events and usage, so batches of
         several sources can be concatenated and transformed together."""
-        # A typed scalar: converting a bare str makes pyarrow try optional imports
-        # (dateutil) on every call, which costs more than the column itself.
-        value = pa.scalar(source_id, pa.string())
         return RawTables(
-            self.events.append_column("source_id", pa.repeat(value, self.events.num_rows)),
-            self.usage.append_column("source_id", pa.repeat(value, self.usage.num_rows)),
+            with_constant(self.events, "source_id", source_id),
+            with_constant(self.usage, "source_id", source_id),
             self.sessions,
             self.retractions,
         )

@@ -182,11 +182,10 @@ def _escape(root: Root, link: Path, real_root: Path) -> RefusedPath | None:
     """The refusal of symlink ``link`` when its target lies outside the root."""
     if _inside(link.resolve(), real_root):
         return None
-    what = "symlinked directory" if link.is_dir() else "symlink"
+    what = ("symlinked directory", "not followed") if link.is_dir() else ("symlink", "refused")
     return RefusedPath(
         root.provider, link, root.path, "SOURCE_OUTSIDE_ROOT",
-        f"{what} points outside the provider root; "
-        + ("not followed" if link.is_dir() else "refused"),
+        f"{what[0]} points outside the provider root; {what[1]}",
     )  # fmt: skip
 
 

@@ -297,8 +297,8 @@ def search_index_script(*, stemming: bool) -> str:
 def _with_sessions(script: str, rows: pa.Table) -> str:
     """``script`` with ``/* sessions */`` replaced by the distinct session ids of
     ``rows`` as SQL constants."""
-    sessions = sorted({s for s in rows.column("session_id").to_pylist() if s is not None})
-    return script.replace("/* sessions */", sql.literals(sessions))
+    sessions = rows.column("session_id").unique().drop_null().sort()
+    return script.replace("/* sessions */", sql.literals(sessions.to_pylist()))
 
 
 def _counts(con: duckdb.DuckDBPyConnection, query: str) -> dict[str, int]:

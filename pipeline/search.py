@@ -261,7 +261,7 @@ def search_page(
     The first page pins a snapshot: the newest import, the collection statistics and
     each query term's document frequency. Later pages (``cursor``) rank only events of
     that snapshot with those frozen statistics and continue after the last (score,
-    event id), so pages neither skip nor repeat while imports add events. A cursor is
+    number in the index), so pages neither skip nor repeat while imports add events. A cursor is
     signed with the catalog's secret and bound to the workspace, query and filters.
     """
     parsed = parse_query(query)

@@ -12,7 +12,7 @@ from typing import Final
 import polars as pl
 import pyarrow as pa
 
-from agentlake.extract.rows import RawTables
+from agentlake.extract.rows import RawTables, with_constant
 
 from .identity import with_id
 from .redact import redact
@@ -254,9 +254,7 @@ def stream_context(events: pa.Table, source_id: str) -> pa.Table:
     last = events.slice(max(events.num_rows - 1, 0))
     if not (last.num_rows and last["text"][0].is_valid and last["block_type"][0].as_py() in PROSE):
         last = last.slice(0, 0)
-    return last.append_column(
-        "source_id", pa.repeat(pa.scalar(source_id, pa.string()), last.num_rows)
-    )
+    return with_constant(last, "source_id", source_id)
 
 
 def transform_batch(
@@ -270,8 +268,6 @@ def transform_batch(
         events=events,
         usage=normalize_usage(raw.usage, provider, source_id),
         sessions=normalize_sessions(raw.sessions, provider),
-        retractions=raw.retractions.append_column(
-            "provider", pa.repeat(pa.scalar(provider, pa.string()), raw.retractions.num_rows)
-        ),
+        retractions=with_constant(raw.retractions, "provider", provider),
         amended=amended,
     )
