@@ -450,3 +450,23 @@ def test_budget_checks() -> None:
     assert final["report_daily_s"]["status"] == "pass"
     assert final["daily_vs_ccusage_ratio"]["status"] == "skipped"
     assert missed(final) == ["search_p95_s"]
+
+
+def test_statement_timing_counts_every_statement_of_an_import(tmp_path: Path) -> None:
+    from agentlake.demo import generate_claude_home
+    from agentlake.load import load
+    from agentlake.run import ImportOptions, run_import
+    from benchmarks.statements import timed_statements
+
+    home = tmp_path / "home"
+    generate_claude_home(home, sessions=2, turns_per_session=3)
+    original = load.CatalogWriter.__init__
+    with timed_statements() as times:
+        result = run_import(
+            ImportOptions(catalog=tmp_path / "c.duckdb", workspace="default", home=home, env={})
+        )
+    assert result.exit_code == 0
+    assert times.calls["COMMIT"] >= 2  # the receipt and at least one batch
+    assert any(key.startswith("CREATE OR REPLACE TEMP TABLE new_postings") for key in times.calls)
+    assert 0 < times.total == sum(times.seconds.values())
+    assert load.CatalogWriter.__init__ is original  # restored

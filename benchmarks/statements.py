@@ -1,0 +1,105 @@
+"""Where an import's time goes, statement by statement: import a home into a fresh
+catalog in process, timing every statement the catalog writer runs.
+
+    python -m benchmarks.statements HOME CATALOG [--top 25]
+
+Prints the whole import's seconds, the seconds spent in DuckDB statements, then the
+``--top`` statements by total time (seconds, how many times it ran, its first words).
+The rest of the import is Python: the adapters, the Arrow and polars work
+(``python -m cProfile -m agentlake import ...`` splits that further).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from agentlake.load import load
+from agentlake.run import ImportOptions, run_import
+
+__all__ = ["StatementTimes", "timed_statements"]
+
+
+class StatementTimes:
+    """Seconds and calls per statement (keyed by its first 90 characters)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self.calls: Counter[str] = Counter()
+
+    def add(self, statement: str, seconds: float) -> None:
+        """Count one run of ``statement``."""
+        key = " ".join(statement.split())[:90]
+        self.seconds[key] = self.seconds.get(key, 0.0) + seconds
+        self.calls[key] += 1
+
+    @property
+    def total(self) -> float:
+        """Seconds in every statement."""
+        return sum(self.seconds.values())
+
+
+class _TimedConnection:
+    """A connection whose ``execute`` adds to :class:`StatementTimes`."""
+
+    def __init__(self, con: Any, times: StatementTimes) -> None:
+        self._con, self._times = con, times
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._con, name)
+
+    def execute(self, statement: str, *args: Any) -> Any:
+        started = time.perf_counter()
+        result = self._con.execute(statement, *args)
+        self._times.add(statement, time.perf_counter() - started)
+        return result
+
+
+@contextmanager
+def timed_statements() -> Iterator[StatementTimes]:
+    """While open, every catalog writer created times its statements into the yielded
+    :class:`StatementTimes`."""
+    times = StatementTimes()
+    original = load.CatalogWriter.__init__
+
+    def init(self: load.CatalogWriter, con: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, _TimedConnection(con, times), *args, **kwargs)  # type: ignore[arg-type]
+
+    load.CatalogWriter.__init__ = init  # type: ignore[method-assign]
+    try:
+        yield times
+    finally:
+        load.CatalogWriter.__init__ = original  # type: ignore[method-assign]
+
+
+def main() -> None:
+    """Import HOME into a fresh CATALOG and print the statements' times."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.statements")
+    parser.add_argument("home", type=Path)
+    parser.add_argument("catalog", type=Path)
+    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--memory-limit", default="1GiB")
+    args = parser.parse_args()
+    for stale in args.catalog.parent.glob(args.catalog.name + "*"):
+        stale.unlink()
+    options = ImportOptions(catalog=args.catalog, workspace="default", home=args.home, env={},
+                            memory_limit=args.memory_limit)  # fmt: skip
+    with timed_statements() as times:
+        started = time.perf_counter()
+        result = run_import(options)
+        seconds = time.perf_counter() - started
+    records = result.totals()["records"]
+    print(f"import: {seconds:.1f} s, {records:,} records = {records / seconds:,.0f}/s; "
+          f"DuckDB statements {times.total:.1f} s")  # fmt: skip
+    ranked = sorted(times.seconds.items(), key=lambda item: -item[1])
+    for key, spent in ranked[: args.top]:
+        print(f"{spent:8.2f} s {times.calls[key]:5d}  {key}")
+
+
+if __name__ == "__main__":
+    main()
