@@ -67,7 +67,16 @@ class Piece:
 
 
 COMPACT_MIN_TAIL = 200_000  # postings; smaller tails are cheap to scan
-EVENT_INDEX = "events_by_id"  # see sql/009_event_lookup.sql
+INDEXED_BYTES = 262_144  # of each event's text (sql/queries/search_index_add.sql says why)
+# Text tokenized at once when the index is rebuilt: tokens of 16 MiB of text and their
+# aggregation fit DuckDB's share of a 1 GiB ceiling with room to spare.
+REINDEX_SLICE_BYTES = 16 << 20
+# Indexes on the largest tables that a bulk import drops and builds again at its end
+# (CatalogWriter.drop_bulk_indexes says why): name -> what it indexes.
+BULK_INDEXES: dict[str, str] = {
+    "events_by_id": "events (event_id)",  # sql/009_event_lookup.sql
+    "search_docs_by_doc": "search_docs (doc)",  # sql/010_search_docs.sql
+}
 
 
 def _now() -> datetime:
@@ -229,45 +238,74 @@ class CatalogWriter:
     # -- publish --------------------------------------------------------------------
     def rebuild_search_index(self) -> float:
         """Index every event of the workspace again from scratch (repairs an index that
-        lost or kept rows it should not have); one transaction. Returns the seconds."""
+        lost or kept rows it should not have); one transaction. Returns the seconds.
+
+        The events are tokenized in slices of about :data:`REINDEX_SLICE_BYTES` of text,
+        in event id order (the order one pass would number them in): tokenizing a
+        million events at once needs gigabytes, beyond the import's memory ceiling."""
         started = time.perf_counter()
         con, params = self.con, {"workspace": self.workspace}
         with transaction(con):
             for table in ("search_postings", "search_docs", "search_terms", "search_state"):
                 con.execute(f"DELETE FROM {table} WHERE workspace = $workspace", params)
+            # Sizes first: a window over the events' own columns holds their text.
             con.execute(
-                "CREATE OR REPLACE TEMP TABLE new_events AS "
-                "SELECT event_id, text, tool_input FROM events "
+                "CREATE OR REPLACE TEMP TABLE reindex_slices AS "
+                "SELECT event_id, least(strlen(coalesce(text, '')) "
+                "+ strlen(coalesce(CAST(tool_input AS VARCHAR), '')), $cap) AS bytes FROM events "
                 "WHERE workspace = $workspace AND (text IS NOT NULL OR tool_input IS NOT NULL)",
-                params,
+                {**params, "cap": INDEXED_BYTES},
             )
-            run_script(con, self._index_add, params)
+            con.execute(
+                "CREATE OR REPLACE TEMP TABLE reindex_slices AS SELECT event_id, "
+                "sum(bytes) OVER (ORDER BY event_id) // $slice AS slice FROM reindex_slices",
+                {"slice": REINDEX_SLICE_BYTES},
+            )
+            row = con.execute("SELECT max(slice) FROM reindex_slices").fetchone()
+            slices = -1 if row is None or row[0] is None else int(row[0])
+            for index in range(slices + 1):
+                con.execute(
+                    "CREATE OR REPLACE TEMP TABLE new_events AS "
+                    "SELECT e.event_id, e.text, e.tool_input FROM events e "
+                    "SEMI JOIN (SELECT event_id FROM reindex_slices WHERE slice = $slice) "
+                    "USING (event_id) WHERE e.workspace = $workspace",
+                    {**params, "slice": index},
+                )
+                run_script(con, self._index_add, params)
+            con.execute("DROP TABLE reindex_slices")
         self.compact_search_index(min_tail=0)
         return time.perf_counter() - started
 
-    # -- the event id index ------------------------------------------------------------
-    def drop_event_index(self) -> None:
-        """Drop the index on ``events.event_id`` before a bulk import. DuckDB writes an
-        index whole at every checkpoint, and an import checkpoints about once per
-        commit: with a few hundred thousand events the index alone made each commit's
+    # -- indexes dropped for a bulk import ----------------------------------------------
+    def drop_bulk_indexes(self) -> None:
+        """Drop the :data:`BULK_INDEXES` before a bulk import. DuckDB writes an index
+        whole at every checkpoint, and an import checkpoints about once per commit: with
+        a few hundred thousand events each of these indexes made every commit's
         checkpoint a quarter of a second slower, which adds up quadratically over a bulk
-        import. Building it once at the end (:meth:`ensure_event_index`) costs about
-        2 µs per event. Queries stay correct without it, only slower."""
+        import. Building them once at the end (:meth:`ensure_bulk_indexes`) costs about
+        2 µs per row. Queries stay correct without them, only slower."""
         with transaction(self.con):
-            self.con.execute(f"DROP INDEX IF EXISTS {EVENT_INDEX}")
+            for name in BULK_INDEXES:
+                self.con.execute(f"DROP INDEX IF EXISTS {name}")
 
-    def ensure_event_index(self) -> float | None:
-        """Build the index on ``events.event_id`` if it is missing (dropped for a bulk
+    def ensure_bulk_indexes(self) -> float | None:
+        """Build those of the :data:`BULK_INDEXES` that are missing (dropped for a bulk
         import, possibly by a run that was killed). Returns the seconds taken, or
-        ``None`` when it was there."""
-        row = self.con.execute(
-            "SELECT count(*) FROM duckdb_indexes() WHERE index_name = ?", [EVENT_INDEX]
-        ).fetchone()
-        if row is not None and row[0]:
+        ``None`` when all were there."""
+        present = {
+            str(name)
+            for (name,) in self.con.execute(
+                "SELECT index_name FROM duckdb_indexes() WHERE index_name IN "
+                f"({sql.literals(BULK_INDEXES)})"
+            ).fetchall()
+        }
+        missing = [name for name in BULK_INDEXES if name not in present]
+        if not missing:
             return None
         started = time.perf_counter()
         with transaction(self.con):
-            self.con.execute(f"CREATE INDEX {EVENT_INDEX} ON events (event_id)")
+            for name in missing:
+                self.con.execute(f"CREATE INDEX {name} ON {BULK_INDEXES[name]}")
         return time.perf_counter() - started
 
     def compact_search_index(self, *, min_tail: int = COMPACT_MIN_TAIL) -> float | None:

@@ -17,6 +17,8 @@ from agentlake.run import ImportOptions, run_import
 from agentlake.search import SearchFilter, parse_query, search
 from tests.conftest import FIXTURES
 
+from .helpers import snapshot
+
 SID_A = "5d0c8e1e-0000-4000-8000-0000000000a1"
 SID_B = "5d0c8e1e-0000-4000-8000-0000000000b2"
 
@@ -247,7 +249,20 @@ def test_compaction_sorts_postings_and_keeps_results(catalog: Path) -> None:
     assert after == before
 
 
-def test_reindex_rebuilds_an_index_that_lost_rows(tmp_path: Path) -> None:
+def _rows(catalog: Path, query: str) -> list[tuple[Any, ...]]:
+    with duckdb.connect(str(catalog), read_only=True) as con:
+        return con.execute(query).fetchall()
+
+
+@pytest.mark.parametrize("slice_bytes", [16 << 20, 200])
+def test_reindex_rebuilds_an_index_that_lost_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slice_bytes: int
+) -> None:
+    """A rebuild gives the index of the import, whether it tokenizes the events at once
+    or slice by slice (a 200-byte slice holds about one event here)."""
+    from agentlake.load import load
+
+    monkeypatch.setattr(load, "REINDEX_SLICE_BYTES", slice_bytes)
     home = _home(tmp_path)
     catalog = tmp_path / "c.duckdb"
     run_import(ImportOptions(catalog=catalog, workspace="default", home=home, env={}))
@@ -265,6 +280,12 @@ def test_reindex_rebuilds_an_index_that_lost_rows(tmp_path: Path) -> None:
     assert [
         (h.event_id, round(h.score, 9)) for h in search(catalog, "default", "cache OR parser")
     ] == expected
+    clean = tmp_path / "clean.duckdb"
+    run_import(ImportOptions(catalog=clean, workspace="default", home=home, env={}))
+    tables = ("search_postings", "search_terms")
+    assert snapshot(catalog, tables) == snapshot(clean, tables)
+    statistics = "SELECT docs, total_length, postings FROM search_state"
+    assert _rows(catalog, statistics) == _rows(clean, statistics)
 
 
 def test_pages_neither_skip_nor_repeat_while_an_import_runs(tmp_path: Path) -> None:
