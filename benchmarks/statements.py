@@ -1,12 +1,15 @@
 """Where an import's time goes, statement by statement: import a home into a fresh
 catalog in process, timing every statement the catalog writer runs.
 
-    python -m benchmarks.statements HOME CATALOG [--top 25]
+    python -m benchmarks.statements HOME CATALOG [--top 25] [--overlap]
 
 Prints the whole import's seconds, the seconds spent in DuckDB statements, then the
 ``--top`` statements by total time (seconds, how many times it ran, its first words).
 The rest of the import is Python: the adapters, the Arrow and polars work
-(``python -m cProfile -m agentlake import ...`` splits that further).
+(``python -m cProfile -m agentlake import ...`` splits that further). By default each
+commit is written before the next is read, so the two add up to the import; with
+``--overlap`` they run side by side as in a real import, and the seconds reading waited
+for the loader say which side bounds it.
 """
 
 from __future__ import annotations
@@ -84,18 +87,24 @@ def main() -> None:
     parser.add_argument("catalog", type=Path)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--memory-limit", default="1GiB")
+    parser.add_argument(
+        "--overlap", action="store_true",
+        help="write commits in the loader thread as an import does (statements then "
+        "share the cores with reading, and their times include that contention)",
+    )  # fmt: skip
     args = parser.parse_args()
     for stale in args.catalog.parent.glob(args.catalog.name + "*"):
         stale.unlink()
     options = ImportOptions(catalog=args.catalog, workspace="default", home=args.home, env={},
-                            memory_limit=args.memory_limit)  # fmt: skip
+                            memory_limit=args.memory_limit, overlap_load=args.overlap)  # fmt: skip
     with timed_statements() as times:
         started = time.perf_counter()
         result = run_import(options)
         seconds = time.perf_counter() - started
     records = result.totals()["records"]
     print(f"import: {seconds:.1f} s, {records:,} records = {records / seconds:,.0f}/s; "
-          f"DuckDB statements {times.total:.1f} s")  # fmt: skip
+          f"DuckDB statements {times.total:.1f} s; reading waited "
+          f"{result.load_wait_seconds:.1f} s for the loader")  # fmt: skip
     ranked = sorted(times.seconds.items(), key=lambda item: -item[1])
     for key, spent in ranked[: args.top]:
         print(f"{spent:8.2f} s {times.calls[key]:5d}  {key}")

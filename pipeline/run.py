@@ -7,12 +7,14 @@ on. The library returns an :class:`ImportResult`; it never prints or exits.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -26,7 +28,7 @@ from agentlake.extract.rows import RawTables
 from agentlake.extract.sources import SourceFile
 from agentlake.load.catalog import open_for_read, open_for_write
 from agentlake.load.checkpoint import document_digest, load_checkpoints, window_digest
-from agentlake.load.load import CatalogWriter, FaultHook, Piece, SourceState
+from agentlake.load.load import CatalogWriter, CommitResult, FaultHook, Piece, SourceState
 from agentlake.transform.redact import POLICY_VERSION
 
 from .config import parse_size
@@ -36,8 +38,8 @@ from .plan import Plan, PlannedSource, make_plan, select_providers
 from .progress import NullReporter, Reporter
 
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this, starting workers costs more than it saves
-# From this many bytes to read, the event id index is dropped during the run and built
-# again at its end (CatalogWriter.drop_event_index says why).
+# From this many bytes to read, the largest indexes are dropped during the run and built
+# again at its end (CatalogWriter.drop_bulk_indexes says why).
 BULK_MIN_BYTES = 256 * 1024 * 1024
 REJECT_SAMPLES = 20  # rejects per source reported back line by line (all are in `rejects`)
 
@@ -67,6 +69,9 @@ class ImportOptions:
     # as "partial" (not an error); what it did not read is pending for the next run.
     max_duration: float | None = None
     faults: FaultHook | None = None  # tests: fail at named points of the load stage
+    # Write each commit in a loader thread while the next one is read and transformed
+    # (False: one after the other, as when timing single statements).
+    overlap_load: bool = True
 
 
 @dataclass(slots=True)
@@ -103,6 +108,9 @@ class ImportResult:
     sources: list[SourceOutcome] = field(default_factory=list)
     seconds: float = 0.0
     index_seconds: float | None = None
+    # Seconds reading waited for the loader: near the whole run, the catalog's writes
+    # bound the import; near zero, reading and transforming do.
+    load_wait_seconds: float = 0.0
     peak_rss_bytes: int = 0
 
     budget_spent: bool = False  # the run stopped early at its --max-duration
@@ -216,12 +224,12 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
         reporter.planned(plan)
         import_id = writer.begin_import()
         if plan.bytes_to_read >= BULK_MIN_BYTES:
-            writer.drop_event_index()
+            writer.drop_bulk_indexes()
         result = ImportResult(import_id, plan)
         deadline = None if options.max_duration is None else started + options.max_duration
         committer = _Committer(
             writer, import_id, reporter, limits.batch_lines, options.stop, deadline,
-            max_bytes=limits.batch_bytes,
+            max_bytes=limits.batch_bytes, overlap=options.overlap_load,
         )  # fmt: skip
         reads = [p for p in plan.sources if p.action == "read"]
         workers = options.workers if plan.bytes_to_read >= PARALLEL_MIN_BYTES else 0
@@ -250,7 +258,7 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
                         result.sources.extend(_left_pending([planned]))
                     break
             committer.flush()
-            writer.ensure_event_index()
+            writer.ensure_bulk_indexes()
             if options.reindex:
                 reporter.phase("index")
                 result.index_seconds = writer.rebuild_search_index()
@@ -259,11 +267,12 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
                 result.index_seconds = writer.compact_search_index()
         except BaseException as exc:
             # Committed batches stay; the receipt says the run did not finish and why.
+            committer.close()
             if isinstance(exc, ImportStopped) and exc.outcome is not None:
                 result.sources.append(exc.outcome)
             stopped = isinstance(exc, (KeyboardInterrupt, ImportStopped))
             if isinstance(exc, ImportStopped):
-                writer.ensure_event_index()
+                writer.ensure_bulk_indexes()
             failure = {
                 "error": f"{type(exc).__name__}: {exc}"[:500],
                 "committed": [
@@ -277,9 +286,11 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
             )
             raise
         finally:
+            committer.close()
             if extractor is not None:
                 extractor.close()
         result.seconds = time.perf_counter() - started
+        result.load_wait_seconds = committer.waited
         result.peak_rss_bytes = peak_rss_bytes()
         detail: dict[str, Any] = {
             "continuity": dict(Counter(s.planned.continuity for s in result.sources)),
@@ -292,6 +303,7 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
                 for s in result.refused
             ],
             "index_seconds": result.index_seconds,
+            "load_wait_seconds": round(result.load_wait_seconds, 3),
         }
         writer.finish_import(
             import_id,
@@ -328,6 +340,9 @@ def _state(
     )
 
 
+_Queued = tuple[Piece, SourceOutcome, int]  # a piece in a commit, its outcome, its bytes
+
+
 class _Committer:
     """Groups consecutive pieces (small sources together, large ones batch by batch)
     into commits of about ``max_records`` records. Each commit transforms its raw rows
@@ -343,6 +358,7 @@ class _Committer:
         deadline: float | None = None,
         *,
         max_bytes: int | None = None,
+        overlap: bool = True,
     ) -> None:
         self.writer, self.import_id, self.reporter = writer, import_id, reporter
         self.max_records, self.stop, self.deadline = max_records, stop, deadline
@@ -355,6 +371,11 @@ class _Committer:
         # (provider, raw events) the next commit may continue: a message streamed as
         # several records can be cut between two commits.
         self.context: tuple[str, pa.Table] | None = None
+        # The commit the loader thread is writing, with what to credit once it is done.
+        self.loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentlake-load")
+        self.inflight: tuple[Future[dict[str, CommitResult]], list[_Queued]] | None = None
+        self.overlap = overlap  # False: wait for each commit before reading on
+        self.waited = 0.0  # seconds this thread waited for the loader
 
     def add(self, piece: Piece, raw: RawTables | None, outcome: SourceOutcome, nbytes: int) -> None:
         """Queue ``piece`` with its raw rows (covering ``nbytes`` of its source). A piece
@@ -364,7 +385,7 @@ class _Committer:
         withdrawal, as they would be in a commit of their own)."""
         withdraws = raw is not None and raw.retractions.num_rows > 0
         if withdraws:
-            self.flush()
+            self.submit()
         self.pending.append((piece, raw, outcome, nbytes))
         self.outcomes[piece.state.source.source_id] = outcome
         self.records += piece.records
@@ -374,7 +395,7 @@ class _Committer:
             self.max_bytes is not None and self.bytes >= self.max_bytes
         )
         if full:
-            self.flush()
+            self.submit()
 
     def should_stop(self) -> bool:
         """Whether a stop was requested or the time budget is spent (a budget only counts
@@ -399,7 +420,15 @@ class _Committer:
         )
 
     def flush(self) -> None:
-        """Transform and commit everything queued."""
+        """Transform and commit everything queued, and wait until it is committed."""
+        self.submit()
+        self.drain()
+
+    def submit(self) -> None:
+        """Transform everything queued and hand it to the loader thread, once the commit
+        before it is done: while DuckDB writes one commit (it releases the GIL), this
+        thread reads and transforms the next, so extraction and loading share the two
+        cores. Commits stay in order, one at a time."""
         if not self.pending:
             return
         # polars loads with the first commit that carries rows: a run with nothing new
@@ -425,9 +454,31 @@ class _Committer:
         if last_raw is not None:
             src = last.state.source
             self.context = (src.provider, stream_context(last_raw.events, src.source_id))
-        results = self.writer.commit(self.import_id, [p for p, _, _, _ in self.pending], data)
+        queued = [(piece, outcome, nbytes) for piece, _, outcome, nbytes in self.pending]
+        self.pending.clear()
+        self.records = 0
+        self.bytes = 0
+        self.drain()
+        pieces = [piece for piece, _, _ in queued]
+        self.inflight = (
+            self.loader.submit(self.writer.commit, self.import_id, pieces, data),
+            queued,
+        )
+        if not self.overlap:
+            self.drain()
+
+    def drain(self) -> None:
+        """Wait for the commit in flight, if any, and credit its sources; raises what
+        the commit raised."""
+        if self.inflight is None:
+            return
+        future, queued = self.inflight
+        self.inflight = None
+        waiting = time.perf_counter()
+        results = future.result()
+        self.waited += time.perf_counter() - waiting
         credited: set[str] = set()
-        for piece, _, outcome, nbytes in self.pending:
+        for piece, outcome, nbytes in queued:
             sid = piece.state.source.source_id
             if sid not in credited:
                 credited.add(sid)
@@ -438,9 +489,13 @@ class _Committer:
             outcome.committed_bytes += nbytes
             if nbytes:
                 self.reporter.advanced(outcome.planned, nbytes)
-        self.pending.clear()
-        self.records = 0
-        self.bytes = 0
+
+    def close(self) -> None:
+        """Wait for the commit in flight (its error, if any, is not raised: the run is
+        already failing) and stop the loader thread."""
+        with contextlib.suppress(Exception):  # the run's own error is the one reported
+            self.drain()
+        self.loader.shutdown()
 
 
 class BudgetSpent(Exception):

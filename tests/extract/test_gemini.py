@@ -746,16 +746,16 @@ def test_withdrawals_sharing_a_commit_give_the_catalog_of_one_commit_per_piece(
     home = tmp_path / "home"
     generate_gemini_home(home)
     commits: list[list[bool]] = []  # per commit, whether each of its pieces withdraws
-    flush = running._Committer.flush
+    submit = running._Committer.submit
 
     def recorded(self: Any) -> None:
         if self.pending:
             commits.append(
                 [bool(raw and raw.retractions.num_rows) for _, raw, _, _ in self.pending]
             )
-        flush(self)
+        submit(self)
 
-    monkeypatch.setattr(running._Committer, "flush", recorded)
+    monkeypatch.setattr(running._Committer, "submit", recorded)
     catalogs = {}
     for name, limits in (("shared", ExtractLimits()), ("alone", ExtractLimits(batch_lines=1))):
         commits.clear()

@@ -13,7 +13,7 @@ import pytest
 
 from agentlake.demo import generate_claude_corpus
 from agentlake.extract.extract import ExtractLimits
-from agentlake.load.load import FaultHook, FaultPoint
+from agentlake.load.load import BULK_INDEXES, FaultHook, FaultPoint
 from agentlake.run import ImportOptions, run_import
 
 from .helpers import scalar, snapshot
@@ -122,18 +122,20 @@ def test_a_failure_in_index_compaction_keeps_the_committed_rows(
     assert snapshot(catalog, TABLES) == snapshot(clean, TABLES)
 
 
-def _event_index(catalog: Path) -> int:
+def _bulk_indexes(catalog: Path) -> int:
+    """How many of the indexes a bulk import drops are there."""
+    names = ", ".join(f"'{name}'" for name in BULK_INDEXES)
     return int(
-        scalar(catalog, "SELECT count(*) FROM duckdb_indexes() WHERE index_name = 'events_by_id'")
+        scalar(catalog, f"SELECT count(*) FROM duckdb_indexes() WHERE index_name IN ({names})")
     )
 
 
-def test_a_bulk_import_drops_the_event_index_and_builds_it_at_the_end(
+def test_a_bulk_import_drops_the_largest_indexes_and_builds_them_at_the_end(
     corpus: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Past BULK_MIN_BYTES the event id index is dropped for the run; a run that fails
-    meanwhile leaves it missing, and the next run (even one with nothing to read)
-    builds it again. The rows are those of a clean import either way."""
+    """Past BULK_MIN_BYTES the event id and search document indexes are dropped for the
+    run; a run that fails meanwhile leaves them missing, and the next run (even one with
+    nothing to read) builds them again. The rows are those of a clean import either way."""
     from agentlake import run as running
     from agentlake.load.load import CatalogWriter
 
@@ -141,22 +143,22 @@ def test_a_bulk_import_drops_the_event_index_and_builds_it_at_the_end(
     catalog = tmp_path / "c.duckdb"
     monkeypatch.setattr(running, "BULK_MIN_BYTES", 1)
     dropped: list[bool] = []
-    drop = CatalogWriter.drop_event_index
+    drop = CatalogWriter.drop_bulk_indexes
 
     def recorded(self: CatalogWriter) -> None:
         dropped.append(True)
         drop(self)
 
-    monkeypatch.setattr(CatalogWriter, "drop_event_index", recorded)
+    monkeypatch.setattr(CatalogWriter, "drop_bulk_indexes", recorded)
     _, hook = fail_at("commit", 3)
     with pytest.raises(Injected):
         run_import(_options(home, catalog, faults=hook))
-    assert dropped and _event_index(catalog) == 0
+    assert dropped and _bulk_indexes(catalog) == 0
     _consistent(catalog)
     assert run_import(_options(home, catalog)).exit_code == 0
-    assert _event_index(catalog) == 1
+    assert _bulk_indexes(catalog) == len(BULK_INDEXES)
     assert snapshot(catalog, TABLES) == snapshot(clean, TABLES)
     with duckdb.connect(str(catalog)) as con:
-        con.execute("DROP INDEX events_by_id")
+        con.execute("DROP INDEX search_docs_by_doc")
     assert run_import(_options(home, catalog)).exit_code == 0  # nothing new to read
-    assert _event_index(catalog) == 1
+    assert _bulk_indexes(catalog) == len(BULK_INDEXES)
