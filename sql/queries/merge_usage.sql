@@ -43,14 +43,20 @@ QUALIFY row_number() OVER (
     ORDER BY merge_rank DESC, session_id, source_offset, source_id, existing DESC
 ) = 1;
 
+-- The catalog's calls that lost to a candidate of the batch (usually none: the DELETE
+-- then never scans the usage table).
+CREATE OR REPLACE TEMP TABLE usage_losers AS
+SELECT c.provider, c.session_id, c.call_id, c.source_id, c.source_offset, c.total_tokens
+FROM usage_candidates c
+WHERE c.existing
+  AND NOT EXISTS (SELECT 1 FROM usage_winners w
+                  WHERE w.existing AND w.call_id = c.call_id AND w.source_id = c.source_id
+                    AND w.source_offset = c.source_offset);
+
 DELETE FROM usage u
 WHERE u.workspace = $workspace
-  AND EXISTS (SELECT 1 FROM usage_candidates c
-              WHERE c.existing AND c.call_id = u.call_id AND c.source_id = u.source_id
-                AND c.source_offset = u.source_offset)
-  AND NOT EXISTS (SELECT 1 FROM usage_winners w
-                  WHERE w.existing AND w.call_id = u.call_id AND w.source_id = u.source_id
-                    AND w.source_offset = u.source_offset);
+  AND (u.call_id, u.source_id, u.source_offset) IN
+      (SELECT call_id, source_id, source_offset FROM usage_losers);
 
 INSERT INTO usage
 SELECT call_id, $workspace, provider, session_id, message_id, request_id, is_sidechain, ts, model,
@@ -65,12 +71,7 @@ SELECT provider, session_id, sum(delta)::BIGINT AS delta
 FROM (
     SELECT provider, session_id, total_tokens AS delta FROM usage_winners WHERE NOT existing
     UNION ALL
-    SELECT c.provider, c.session_id, -c.total_tokens AS delta
-    FROM usage_candidates c
-    WHERE c.existing
-      AND NOT EXISTS (SELECT 1 FROM usage_winners w
-                      WHERE w.existing AND w.call_id = c.call_id AND w.source_id = c.source_id
-                        AND w.source_offset = c.source_offset)
+    SELECT provider, session_id, -total_tokens AS delta FROM usage_losers
 )
 GROUP BY ALL
 HAVING sum(delta) <> 0;
