@@ -29,6 +29,8 @@ from .transaction import transaction
 if TYPE_CHECKING:
     from agentlake.transform.transform import CatalogRows
 
+    from .terms import BatchTerms
+
 
 @dataclass(frozen=True, slots=True)
 class CommitResult:
@@ -67,7 +69,7 @@ class Piece:
 
 
 COMPACT_MIN_TAIL = 200_000  # postings; smaller tails are cheap to scan
-INDEXED_BYTES = 262_144  # of each event's text (sql/queries/search_index_add.sql says why)
+INDEXED_BYTES = 262_144  # of each event's text (sql/queries/search_tokenize.sql says why)
 # Text tokenized at once when the index is rebuilt: tokens of 16 MiB of text and their
 # aggregation fit DuckDB's share of a 1 GiB ceiling with room to spare.
 REINDEX_SLICE_BYTES = 16 << 20
@@ -101,17 +103,21 @@ class CatalogWriter:
         self.con = con
         self.workspace = workspace
         self._fault: FaultHook = faults or (lambda point: None)
-        self._index_script: str | None = None
+        self._stemming: bool | None = None
+
+    @property
+    def stemming(self) -> bool:
+        """Whether index terms are Porter stems: when the fts extension (which provides
+        stem()) loads, else the lowercase words themselves; search applies the same
+        rule. Loaded on first use: a run with nothing new to index never loads it."""
+        if self._stemming is None:
+            self._stemming = load_fts(self.con)
+        return self._stemming
 
     @property
     def _index_add(self) -> str:
-        """The index-maintenance SQL. Index terms are Porter stems when the fts extension
-        (which provides stem()) loads, else the lowercase words themselves; search
-        applies the same rule. Loaded on first use: a run with nothing new to index
-        never loads the extension."""
-        if self._index_script is None:
-            self._index_script = search_index_script(stemming=load_fts(self.con))
-        return self._index_script
+        """The index-maintenance SQL that tokenizes the new events itself."""
+        return search_index_script(stemming=self.stemming)
 
     # -- receipts -------------------------------------------------------------------
     def begin_import(self) -> int:
@@ -153,10 +159,17 @@ class CatalogWriter:
 
     # -- commits --------------------------------------------------------------------
     def commit(
-        self, import_id: int, pieces: list[Piece], data: list[CatalogRows]
+        self,
+        import_id: int,
+        pieces: list[Piece],
+        data: list[CatalogRows],
+        terms: BatchTerms | None = None,
     ) -> dict[str, CommitResult]:
         """Append ``data`` (the rows of ``pieces``) and move each piece's source
-        checkpoint, all in one transaction. Returns what was new, per source id."""
+        checkpoint, all in one transaction. Returns what was new, per source id.
+        ``terms`` are the postings of :func:`batch_events` ``(data)`` tokenized before
+        the commit (see :mod:`agentlake.load.terms`); without them, or when they were
+        stemmed by another rule, the commit tokenizes its new events itself."""
         self._fault("commit")
         con = self.con
         params = {"workspace": self.workspace, "import_id": import_id}
@@ -164,8 +177,15 @@ class CatalogWriter:
             "batch_rejects": _rejects_table(pieces),
             "batch_sources": _sources_table(pieces, self.workspace, import_id),
         }
+        tokenized = terms is not None and terms.stemming == self.stemming
         if data:
-            tables["batch_events"] = pa.concat_tables([r.events for r in data])
+            events = batch_events(data)
+            if tokenized:
+                assert terms is not None
+                tables["batch_terms"] = terms.postings
+                rows = pa.array(range(events.num_rows), pa.int64())
+                events = events.append_column("batch_row", rows)
+            tables["batch_events"] = events
             tables["batch_usage"] = pa.concat_tables([r.usage for r in data])
             tables["batch_sessions"] = pa.concat_tables([r.sessions for r in data])
             retractions = pa.concat_tables([r.retractions for r in data])
@@ -194,7 +214,8 @@ class CatalogWriter:
             if data:
                 insert = _with_sessions(sql.query("insert_new_events"), tables["batch_events"])
                 run_script(con, insert, params)
-                run_script(con, self._index_add, params)
+                index = search_index_script(stemming=self.stemming, tokenized=tokenized)
+                run_script(con, index, params)
                 self._fault("index")
                 new_events = _counts(con, "SELECT source_id, count(*) FROM new_events GROUP BY ALL")
                 run_script(con, sql.query("upsert_sessions"), params)
@@ -326,10 +347,36 @@ class CatalogWriter:
         return time.perf_counter() - started
 
 
-def search_index_script(*, stemming: bool) -> str:
-    """The index-maintenance SQL, stemming words with Porter when available."""
-    text = sql.query("search_index_add")
+def batch_events(data: list[CatalogRows]) -> pa.Table:
+    """The events of a commit's ``data``, in the order the commit inserts them."""
+    return pa.concat_tables([r.events for r in data])
+
+
+def tokenize_script(*, stemming: bool) -> str:
+    """The SQL that turns ``index_input`` into ``new_postings``
+    (sql/queries/search_tokenize.sql), stemming words with Porter when ``stemming``."""
+    text = sql.query("search_tokenize")
     return text if stemming else text.replace("stem(token, 'porter')", "token")
+
+
+def search_index_script(*, stemming: bool, tokenized: bool = False) -> str:
+    """The index-maintenance SQL for the events in ``new_events``: tokenizing them
+    itself, or (``tokenized``) taking their postings from ``batch_terms``, the batch's
+    rows tokenized before the commit and keyed by ``batch_row``."""
+    text = sql.query("search_index_add")
+    if tokenized:
+        return text.replace("/* new_docs columns */", "batch_row").replace(
+            "/* new_postings */",
+            "CREATE OR REPLACE TEMP TABLE new_postings AS\n"
+            "SELECT d.doc, t.term, t.tf, t.dl FROM batch_terms t JOIN new_docs d ON t.doc = d.batch_row;",
+        )
+    tokenize = (
+        "CREATE OR REPLACE TEMP VIEW index_input AS SELECT doc, text, tool_input FROM new_docs;\n"
+        + tokenize_script(stemming=stemming).rstrip().removesuffix(";")
+    )
+    return text.replace("/* new_docs columns */", "text, tool_input").replace(
+        "/* new_postings */", tokenize + ";"
+    )
 
 
 def _with_sessions(script: str, rows: pa.Table) -> str:

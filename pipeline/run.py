@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import pyarrow as pa
 
@@ -28,7 +28,14 @@ from agentlake.extract.rows import RawTables
 from agentlake.extract.sources import SourceFile
 from agentlake.load.catalog import open_for_read, open_for_write
 from agentlake.load.checkpoint import document_digest, load_checkpoints, window_digest
-from agentlake.load.load import CatalogWriter, CommitResult, FaultHook, Piece, SourceState
+from agentlake.load.load import (
+    CatalogWriter,
+    CommitResult,
+    FaultHook,
+    Piece,
+    SourceState,
+    batch_events,
+)
 from agentlake.transform.redact import POLICY_VERSION
 
 from .config import parse_size
@@ -36,6 +43,10 @@ from .errors import ImportStopped, SourceError
 from .parallel import ExtractJob, ParallelExtractor, extract_job
 from .plan import Plan, PlannedSource, make_plan, select_providers
 from .progress import NullReporter, Reporter
+
+if TYPE_CHECKING:
+    from agentlake.load.terms import BatchTerms, BatchTokenizer
+    from agentlake.transform.transform import CatalogRows
 
 PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this, starting workers costs more than it saves
 # From this many bytes to read, the largest indexes are dropped during the run and built
@@ -230,6 +241,7 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
         committer = _Committer(
             writer, import_id, reporter, limits.batch_lines, options.stop, deadline,
             max_bytes=limits.batch_bytes, overlap=options.overlap_load,
+            tokenizer_limit=duckdb_limit,
         )  # fmt: skip
         reads = [p for p in plan.sources if p.action == "read"]
         workers = options.workers if plan.bytes_to_read >= PARALLEL_MIN_BYTES else 0
@@ -359,6 +371,7 @@ class _Committer:
         *,
         max_bytes: int | None = None,
         overlap: bool = True,
+        tokenizer_limit: str | None = None,
     ) -> None:
         self.writer, self.import_id, self.reporter = writer, import_id, reporter
         self.max_records, self.stop, self.deadline = max_records, stop, deadline
@@ -375,6 +388,11 @@ class _Committer:
         self.loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentlake-load")
         self.inflight: tuple[Future[dict[str, CommitResult]], list[_Queued]] | None = None
         self.overlap = overlap  # False: wait for each commit before reading on
+        # The tokenizer connection's memory_limit: the catalog connection's (with half of
+        # it, a quarter of a bulk import's commits did not fit and fell back to the
+        # catalog, and the peak RSS stayed the same).
+        self.tokenizer_limit = tokenizer_limit
+        self.tokenizer: BatchTokenizer | None = None
         self.waited = 0.0  # seconds this thread waited for the loader
 
     def add(self, piece: Piece, raw: RawTables | None, outcome: SourceOutcome, nbytes: int) -> None:
@@ -458,14 +476,27 @@ class _Committer:
         self.pending.clear()
         self.records = 0
         self.bytes = 0
+        terms = self._terms(data)
         self.drain()
         pieces = [piece for piece, _, _ in queued]
         self.inflight = (
-            self.loader.submit(self.writer.commit, self.import_id, pieces, data),
+            self.loader.submit(self.writer.commit, self.import_id, pieces, data, terms),
             queued,
         )
         if not self.overlap:
             self.drain()
+
+    def _terms(self, data: list[CatalogRows]) -> BatchTerms | None:
+        """The search postings of a commit's events, tokenized in this thread while the
+        loader writes the commit before (only when loading overlaps reading: otherwise
+        the catalog tokenizes, with nothing to overlap)."""
+        if not (self.overlap and data):
+            return None
+        if self.tokenizer is None:
+            from agentlake.load.terms import BatchTokenizer
+
+            self.tokenizer = BatchTokenizer(self.tokenizer_limit)
+        return self.tokenizer.terms(batch_events(data))
 
     def drain(self) -> None:
         """Wait for the commit in flight, if any, and credit its sources; raises what
@@ -496,6 +527,9 @@ class _Committer:
         with contextlib.suppress(Exception):  # the run's own error is the one reported
             self.drain()
         self.loader.shutdown()
+        if self.tokenizer is not None:
+            self.tokenizer.close()
+            self.tokenizer = None
 
 
 class BudgetSpent(Exception):
