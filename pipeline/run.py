@@ -1,8 +1,11 @@
 """The import orchestration: plan, then extract → transform → load per source.
 
-Stages are connected by iterators, one batch in flight. Each batch is committed with its
-source's checkpoint in one transaction; a refused source is recorded and the run goes
-on. The library returns an :class:`ImportResult`; it never prints or exits.
+Stages are connected by iterators. Consecutive batches are grouped into commits, each
+written with its sources' checkpoints in one transaction; a refused source is recorded
+and the run goes on. The calling thread reads, transforms and tokenizes one commit
+while a loader thread writes the one before (DuckDB releases the GIL), so two commits
+are in flight at most. The library returns an :class:`ImportResult`; it never prints
+or exits.
 """
 
 from __future__ import annotations
