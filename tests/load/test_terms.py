@@ -41,13 +41,18 @@ def _postings(terms: BatchTerms) -> list[tuple[int, str, int, int]]:
     return [(r["doc"], r["term"], r["tf"], r["dl"]) for r in rows.to_pylist()]
 
 
-def test_postings_are_keyed_by_row_and_count_terms_and_lengths() -> None:
+def _tokenized(events: pa.Table) -> BatchTerms:
     tokenizer = BatchTokenizer()
     try:
-        terms = tokenizer.terms(EVENTS)
+        terms = tokenizer.terms(events)
     finally:
         tokenizer.close()
     assert terms is not None
+    return terms
+
+
+def test_postings_are_keyed_by_row_and_count_terms_and_lengths() -> None:
+    terms = _tokenized(EVENTS)
     got = _postings(terms)
     assert {doc for doc, *_ in got} == {0, 1, 2, 4}  # row 3 has no word to index
 
@@ -84,12 +89,7 @@ def test_too_big_a_commit_is_left_to_the_catalog() -> None:
 def test_the_catalog_makes_the_same_postings(tmp_path: Path) -> None:
     """The catalog connection, given the same rows, tokenizes them alike (the rule the
     commit relies on when it joins pre-made postings instead)."""
-    tokenizer = BatchTokenizer()
-    try:
-        terms = tokenizer.terms(EVENTS)
-    finally:
-        tokenizer.close()
-    assert terms is not None
+    terms = _tokenized(EVENTS)
     with open_for_write(tmp_path / "c.duckdb") as con:
         writer = CatalogWriter(con, "default")
         assert writer.stemming == terms.stemming
