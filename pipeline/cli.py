@@ -215,7 +215,8 @@ class _BarReporter:
 @contextmanager
 def _stop_on_signals() -> Iterator[threading.Event]:
     """SIGINT/SIGTERM ask the import to stop at the next batch boundary (everything before
-    it committed); a second signal aborts at once (the open transaction rolls back)."""
+    it committed); a second signal aborts at once (the batch being read is dropped; a
+    commit the loader thread is writing finishes first)."""
     stop = threading.Event()
 
     def handler(signum: int, frame: object) -> None:

@@ -17,6 +17,7 @@ import pytest
 from agentlake.demo import generate_claude_corpus
 from agentlake.errors import ImportStopped
 from agentlake.extract.extract import ExtractLimits
+from agentlake.extract.sources import SourceFile
 from agentlake.plan import Plan, PlannedSource
 from agentlake.run import ImportOptions, run_import
 
@@ -148,3 +149,37 @@ def test_per_source_ceilings_leave_the_rest_pending(tmp_path: Path) -> None:
         runs += 1
         assert runs < 100
     assert snapshot(capped, TABLES) == snapshot(clean, TABLES)
+
+
+def test_an_abort_while_a_commit_is_written_keeps_the_receipt_true(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second signal raises KeyboardInterrupt in the reading thread, mid-source, while
+    the loader thread may be writing the commit before: that commit finishes, the
+    receipt's committed bytes are exactly the checkpoints', and the next run resumes."""
+    from agentlake import run as running
+
+    home = tmp_path / "home"
+    stats = generate_claude_corpus(home, seed=5, target_lines=6_000)
+    clean = tmp_path / "clean.duckdb"
+    assert run_import(_options(home, clean)).exit_code == 0
+    digest, calls = running._digest, [0]
+
+    def abort_on_the_40th_batch(source: SourceFile, offset: int) -> str | None:
+        calls[0] += 1
+        if calls[0] == 40:
+            raise KeyboardInterrupt
+        return digest(source, offset)
+
+    monkeypatch.setattr(running, "_digest", abort_on_the_40th_batch)
+    aborted = tmp_path / "aborted.duckdb"
+    with pytest.raises(KeyboardInterrupt):
+        run_import(_options(home, aborted))
+    monkeypatch.undo()
+    assert scalar(aborted, "SELECT status FROM imports") == "interrupted"
+    detail = json.loads(scalar(aborted, "SELECT detail FROM imports"))
+    committed = sum(s["bytes"] for s in detail["committed"])
+    assert 0 < committed < stats.bytes
+    assert scalar(aborted, "SELECT sum(committed_offset) FROM sources") == committed
+    assert run_import(_options(home, aborted)).exit_code == 0
+    assert snapshot(aborted, TABLES) == snapshot(clean, TABLES)
