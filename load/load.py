@@ -177,14 +177,13 @@ class CatalogWriter:
             "batch_rejects": _rejects_table(pieces),
             "batch_sources": _sources_table(pieces, self.workspace, import_id),
         }
-        tokenized = terms is not None and terms.stemming == self.stemming
+        # Postings made by another stemming rule than the catalog's are not used.
+        postings = terms.postings if terms and terms.stemming == self.stemming else None
         if data:
             events = batch_events(data)
-            if tokenized:
-                assert terms is not None
-                tables["batch_terms"] = terms.postings
-                rows = pa.array(range(events.num_rows), pa.int64())
-                events = events.append_column("batch_row", rows)
+            if postings is not None:
+                tables["batch_terms"] = postings
+                events = events.append_column("batch_row", row_positions(events.num_rows))
             tables["batch_events"] = events
             tables["batch_usage"] = pa.concat_tables([r.usage for r in data])
             tables["batch_sessions"] = pa.concat_tables([r.sessions for r in data])
@@ -214,6 +213,7 @@ class CatalogWriter:
             if data:
                 insert = _with_sessions(sql.query("insert_new_events"), tables["batch_events"])
                 run_script(con, insert, params)
+                tokenized = postings is not None
                 index = search_index_script(stemming=self.stemming, tokenized=tokenized)
                 run_script(con, index, params)
                 self._fault("index")
@@ -350,6 +350,12 @@ class CatalogWriter:
 def batch_events(data: list[CatalogRows]) -> pa.Table:
     """The events of a commit's ``data``, in the order the commit inserts them."""
     return pa.concat_tables([r.events for r in data])
+
+
+def row_positions(rows: int) -> pa.Array:
+    """0 … ``rows`` - 1: the key by which a commit's events and their postings made
+    before the commit (:mod:`agentlake.load.terms`) meet."""
+    return pa.array(range(rows), pa.int64())
 
 
 def tokenize_script(*, stemming: bool) -> str:

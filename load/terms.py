@@ -18,7 +18,7 @@ import duckdb
 import pyarrow as pa
 
 from .catalog import load_fts, run_script
-from .load import tokenize_script
+from .load import row_positions, tokenize_script
 
 __all__ = ["BatchTerms", "BatchTokenizer"]
 
@@ -53,7 +53,7 @@ class BatchTokenizer:
         they do not fit the memory limit."""
         rows = pa.table(
             {
-                "doc": pa.array(range(events.num_rows), pa.int64()),
+                "doc": row_positions(events.num_rows),
                 "text": events.column("text"),
                 "tool_input": events.column("tool_input"),
             }
