@@ -79,19 +79,41 @@ def _is_utf8(line: bytes) -> bool:
     return True
 
 
+def deeper_than(value: dict[str, Any] | list[Any], limit: int) -> bool:
+    """Whether a parsed JSON container nests deeper than ``limit`` (the same depth
+    :func:`nesting_depth` gives its text). Walks containers level by level and never
+    looks into strings, so code full of brackets in a tool output costs nothing."""
+    level: list[Any] = [value]
+    depth = 1
+    while level:
+        if depth > limit:
+            return True
+        inner: list[Any] = []
+        for node in level:
+            for child in node.values() if type(node) is dict else node:
+                if type(child) is dict or type(child) is list:
+                    inner.append(child)
+        level, depth = inner, depth + 1
+    return False
+
+
 def parse_line(line: bytes, limits: RecordLimits) -> dict[str, Any] | tuple[RejectReason, str]:
     """Parse one line into a JSON object, or say why it is rejected."""
-    # Cheap guard first: fewer opening brackets than the ceiling cannot nest too deep.
-    if line.count(b"{") + line.count(b"[") > limits.max_depth:
-        depth = nesting_depth(line)
-        if depth > limits.max_depth:
-            return "TOO_DEEP", f"nesting depth {depth} exceeds {limits.max_depth}"
+    # Fewer opening brackets than the ceiling cannot nest too deep: only such lines are
+    # measured, on the parsed value (orjson refuses texts nested past its own limit of
+    # 1024, and a text cut short is not parsed at all: those are measured as text).
+    deep_enough = line.count(b"{") + line.count(b"[") > limits.max_depth
     try:
         value = orjson.loads(line)
     except orjson.JSONDecodeError as exc:
+        if deep_enough and (depth := nesting_depth(line)) > limits.max_depth:
+            return "TOO_DEEP", f"nesting depth {depth} exceeds {limits.max_depth}"
         if not _is_utf8(line):
             return "BAD_ENCODING", "line is not valid UTF-8"
         return "MALFORMED", f"invalid JSON at column {exc.colno}"
+    if deep_enough and isinstance(value, (dict, list)) and deeper_than(value, limits.max_depth):
+        depth = nesting_depth(line)
+        return "TOO_DEEP", f"nesting depth {depth} exceeds {limits.max_depth}"
     if not isinstance(value, dict):
         return "MALFORMED", f"JSON {type(value).__name__} where an object was expected"
     return value

@@ -6,6 +6,7 @@ import tracemalloc
 from itertools import pairwise
 from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -15,6 +16,7 @@ from agentlake.extract.jsonl import (
     MiB,
     RecordLimits,
     Reject,
+    deeper_than,
     nesting_depth,
     parse_line,
     read_lines,
@@ -226,6 +228,35 @@ def test_parse_line_many_shallow_brackets_pass() -> None:
     line = b'{"a":[' + b",".join([b"[1]"] * 200) + b"]}"
     assert nesting_depth(line) == 3
     assert isinstance(parse_line(line, RecordLimits()), dict)
+
+
+def test_parse_line_too_deep_wins_over_malformed_and_shape() -> None:
+    # A deep text cut short, a deep top-level array and one past orjson's own recursion
+    # limit (1024) are all too deep, as they were when depth was measured first.
+    limits = RecordLimits()
+    for line in (deep(100)[:-3], b"[" * 80 + b"]" * 80, deep(2000)):
+        result = parse_line(line, limits)
+        assert isinstance(result, tuple) and result[0] == "TOO_DEEP", line[:20]
+    assert parse_line(b"[" * 10 + b"]" * 10, limits)[0] == "MALFORMED"  # type: ignore[index]
+
+
+def test_parse_line_reports_the_text_depth() -> None:
+    result = parse_line(deep(70), RecordLimits())
+    assert result == ("TOO_DEEP", "nesting depth 70 exceeds 64")
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-9, 9) | st.text(alphabet="[]{}\\\"ab", max_size=6),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(alphabet="[]{}ab", max_size=3), inner, max_size=3),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=st.dictionaries(st.just("k"), _JSON, min_size=1), limit=st.integers(1, 8))
+def test_deeper_than_agrees_with_the_text_depth(value: dict[str, object], limit: int) -> None:
+    assert deeper_than(value, limit) == (nesting_depth(orjson.dumps(value)) > limit)
 
 
 @pytest.mark.parametrize(
