@@ -246,9 +246,11 @@ def test_parse_line_reports_the_text_depth() -> None:
 
 
 _JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-9, 9) | st.text(alphabet="[]{}\\\"ab", max_size=6),
-    lambda inner: st.lists(inner, max_size=3)
-    | st.dictionaries(st.text(alphabet="[]{}ab", max_size=3), inner, max_size=3),
+    st.none() | st.booleans() | st.integers(-9, 9) | st.text(alphabet='[]{}\\"ab', max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(alphabet="[]{}ab", max_size=3), inner, max_size=3)
+    ),
     max_leaves=40,
 )
 
