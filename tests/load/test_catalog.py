@@ -525,3 +525,17 @@ def test_literals_quote_every_value_and_match_nothing_when_empty() -> None:
     assert con.execute(
         f"SELECT count(*) FROM (VALUES ('a')) t(x) WHERE x IN ({sql.literals([])})"
     ).fetchone() == (0,)
+
+
+def test_writer_folds_the_log_in_when_it_closes_not_every_few_commits(catalog: Path) -> None:
+    # At DuckDB's default threshold (16 MiB) these commits would have been checkpointed
+    # along the way; a writer keeps them in its log until it closes (CHECKPOINT_THRESHOLD).
+    wal = Path(f"{catalog}.wal")
+    with open_for_write(catalog) as con:
+        con.execute("CREATE TABLE filler (s VARCHAR)")
+        for _ in range(8):
+            con.execute("INSERT INTO filler SELECT repeat('x', 100) || i FROM range(40000) t(i)")
+        assert wal.stat().st_size > 24 << 20
+    assert not wal.exists() or wal.stat().st_size == 0
+    with open_for_write(catalog) as con:
+        assert con.execute("SELECT count(*) FROM filler").fetchone() == (320_000,)
