@@ -163,13 +163,14 @@ class CatalogWriter:
         import_id: int,
         pieces: list[Piece],
         data: list[CatalogRows],
-        terms: BatchTerms | None = None,
+        terms: Callable[[], BatchTerms | None] | None = None,
     ) -> dict[str, CommitResult]:
         """Append ``data`` (the rows of ``pieces``) and move each piece's source
         checkpoint, all in one transaction. Returns what was new, per source id.
-        ``terms`` are the postings of :func:`batch_events` ``(data)`` tokenized before
-        the commit (see :mod:`agentlake.load.terms`); without them, or when they were
-        stemmed by another rule, the commit tokenizes its new events itself."""
+        ``terms`` gives the postings of :func:`batch_events` ``(data)`` tokenized apart
+        (see :mod:`agentlake.load.terms`); it is called only once the new events are
+        written, so tokenizing elsewhere overlaps that. Without postings, or with
+        postings stemmed by another rule, the commit tokenizes its new events itself."""
         self._fault("commit")
         con = self.con
         params = {"workspace": self.workspace, "import_id": import_id}
@@ -177,12 +178,9 @@ class CatalogWriter:
             "batch_rejects": _rejects_table(pieces),
             "batch_sources": _sources_table(pieces, self.workspace, import_id),
         }
-        # Postings made by another stemming rule than the catalog's are not used.
-        postings = terms.postings if terms and terms.stemming == self.stemming else None
         if data:
             events = batch_events(data)
-            if postings is not None:
-                tables["batch_terms"] = postings
+            if terms is not None:
                 events = events.append_column("batch_row", row_positions(events.num_rows))
             tables["batch_events"] = events
             tables["batch_usage"] = pa.concat_tables([r.usage for r in data])
@@ -213,9 +211,18 @@ class CatalogWriter:
             if data:
                 insert = _with_sessions(sql.query("insert_new_events"), tables["batch_events"])
                 run_script(con, insert, params)
-                tokenized = postings is not None
-                index = search_index_script(stemming=self.stemming, tokenized=tokenized)
-                run_script(con, index, params)
+                made = terms() if terms is not None else None
+                # Postings made by another stemming rule than the catalog's are not used.
+                postings = made.postings if made and made.stemming == self.stemming else None
+                if postings is not None:
+                    con.register("batch_terms", postings)
+                try:
+                    tokenized = postings is not None
+                    index = search_index_script(stemming=self.stemming, tokenized=tokenized)
+                    run_script(con, index, params)
+                finally:
+                    if postings is not None:
+                        con.unregister("batch_terms")
                 self._fault("index")
                 new_events = _counts(con, "SELECT source_id, count(*) FROM new_events GROUP BY ALL")
                 run_script(con, sql.query("upsert_sessions"), params)

@@ -1,13 +1,14 @@
-"""Tokenizing a commit's events for the search index before the commit, in the reading
-thread.
+"""Tokenizing a commit's events for the search index apart from the catalog, on a
+thread of its own.
 
 An import writes each commit in a loader thread while the reading thread reads and
-transforms the next one (``agentlake.run``); the catalog's statements bound the import.
-Tokenizing is the largest of them, and it needs nothing from the catalog: a
-:class:`BatchTokenizer` runs the very same SQL (``sql/queries/search_tokenize.sql``) on an
-in-memory DuckDB connection of its own, over every row of the commit, keyed by the row's
-position. The commit then joins those postings to the rows that turned out new. Same
-functions, same extension, same text: the same postings as tokenizing in the catalog.
+transforms the next one (``agentlake.run``). Tokenizing was the largest of a commit's
+statements, and it needs nothing from the catalog: a :class:`BatchTokenizer` runs the
+very same SQL (``sql/queries/search_tokenize.sql``) on an in-memory DuckDB connection of
+its own, over every row of the commit, keyed by the row's position, while the loader
+writes the commit before and then the commit's new events. The commit then joins those
+postings to the rows that turned out new. Same functions, same extension, same text: the
+same postings as tokenizing in the catalog.
 """
 
 from __future__ import annotations
@@ -34,10 +35,10 @@ class BatchTerms:
 
 
 class BatchTokenizer:
-    """Tokenizes commits on a private in-memory connection (one thread, so that it takes
-    the reading thread's core and leaves the loader its own). ``memory_limit`` bounds it
-    like the catalog connection; a commit that does not fit is left to the catalog
-    (:meth:`terms` returns ``None``)."""
+    """Tokenizes commits on a private in-memory connection with one DuckDB thread: it
+    shares the two cores with reading and loading, and two threads made a benchmark
+    import slower. ``memory_limit`` bounds it like the catalog connection; a commit that
+    does not fit is left to the catalog (:meth:`terms` returns ``None``)."""
 
     def __init__(self, memory_limit: str | None = None) -> None:
         self._con = duckdb.connect()

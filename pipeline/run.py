@@ -16,7 +16,7 @@ import resource
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -399,6 +399,7 @@ class _Committer:
         # catalog, and the peak RSS stayed the same).
         self.tokenizer_limit = tokenizer_limit
         self.tokenizer: BatchTokenizer | None = None
+        self.tokenizing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentlake-terms")
         self.waited = 0.0  # seconds this thread waited for the loader
 
     def add(self, piece: Piece, raw: RawTables | None, outcome: SourceOutcome, nbytes: int) -> None:
@@ -492,17 +493,19 @@ class _Committer:
         if not self.overlap:
             self.drain()
 
-    def _terms(self, data: list[CatalogRows]) -> BatchTerms | None:
-        """The search postings of a commit's events, tokenized in this thread while the
-        loader writes the commit before (only when loading overlaps reading: otherwise
-        the catalog tokenizes, with nothing to overlap)."""
+    def _terms(self, data: list[CatalogRows]) -> Callable[[], BatchTerms | None] | None:
+        """Start tokenizing a commit's events for the search index on the tokenizer
+        thread, and return what the commit calls for the postings once it has written
+        its new events (only when loading overlaps reading: otherwise the catalog
+        tokenizes, with nothing to overlap). The tokenizer's connection is DuckDB's own
+        and releases the GIL, so it runs beside both reading and the commit before."""
         if not (self.overlap and data):
             return None
         if self.tokenizer is None:
             from agentlake.load.terms import BatchTokenizer
 
             self.tokenizer = BatchTokenizer(self.tokenizer_limit)
-        return self.tokenizer.terms(batch_events(data))
+        return self.tokenizing.submit(self.tokenizer.terms, batch_events(data)).result
 
     def drain(self) -> None:
         """Wait for the commit in flight, if any, and credit its sources; raises what
@@ -533,6 +536,7 @@ class _Committer:
         with contextlib.suppress(Exception):  # the run's own error is the one reported
             self.drain()
         self.loader.shutdown()
+        self.tokenizing.shutdown()
         if self.tokenizer is not None:
             self.tokenizer.close()
             self.tokenizer = None

@@ -122,3 +122,25 @@ def test_postings_of_another_stemming_rule_are_not_used(
     assert snapshot(tmp_path / "other.duckdb", tables) == snapshot(
         tmp_path / "clean.duckdb", tables
     )
+
+
+def test_commits_whose_postings_did_not_fit_are_tokenized_by_the_catalog(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every other commit's tokenizing runs out of memory (``terms`` gives ``None``):
+    those commits tokenize in the catalog, and the index is the one of a clean import."""
+    home = tmp_path / "home"
+    generate_claude_home(home)
+    import_with(home, tmp_path / "clean.duckdb", ExtractLimits(batch_lines=200))
+    original = BatchTokenizer.terms
+    calls: list[bool] = []
+
+    def every_other(self: BatchTokenizer, events: pa.Table) -> BatchTerms | None:
+        calls.append(len(calls) % 2 == 0)
+        return original(self, events) if calls[-1] else None
+
+    monkeypatch.setattr(BatchTokenizer, "terms", every_other)
+    import_with(home, tmp_path / "half.duckdb", ExtractLimits(batch_lines=200))
+    assert len(calls) > 2
+    tables = ("search_postings", "search_terms", "search_docs")
+    assert snapshot(tmp_path / "half.duckdb", tables) == snapshot(tmp_path / "clean.duckdb", tables)
