@@ -196,7 +196,8 @@ def plan_import(options: ImportOptions) -> Plan:
 # _BYTES_PER_RECORD per record and a few copies of their source bytes. Two commits are
 # in flight (one read, one written) and the tokenizer's connection has the catalog's
 # limit too; measured, the peak stays at 584 of 768 MiB in that test and at 850-895 of
-# 1024 MiB on the one-million-record benchmark (720-740 MiB with one commit at a time).
+# 1024 MiB on the one-million-record benchmark (720-740 MiB with one commit at a time;
+# 875-910 MiB since postings are made on a thread of their own).
 _DUCKDB_SHARE: Final = 1 / 5
 # Below this DuckDB cannot checkpoint pages of multi-MiB strings and invalidates the
 # database (a fatal error), so the floor wins over the share.
