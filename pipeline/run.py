@@ -241,6 +241,12 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
         )
         reporter.planned(plan)
         import_id = writer.begin_import()
+        # The commits run on one DuckDB thread: the import's own threads (reading,
+        # tokenizing, loading) keep both cores busy, and a second DuckDB worker for the
+        # commits' many small statements only contended with them (in one process on
+        # the benchmark home, alternating: 74-80 s with two, 69-73 s with one). The
+        # index work after the last commit gets every core again.
+        con.execute("SET threads = 1")
         if plan.bytes_to_read >= BULK_MIN_BYTES:
             writer.drop_bulk_indexes()
         result = ImportResult(import_id, plan)
@@ -277,6 +283,7 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
                         result.sources.extend(_left_pending([planned]))
                     break
             committer.flush()
+            con.execute("RESET threads")
             writer.ensure_bulk_indexes()
             if options.reindex:
                 reporter.phase("index")
