@@ -2,9 +2,9 @@
 
 Stages are connected by iterators. Consecutive batches are grouped into commits, each
 written with its sources' checkpoints in one transaction; a refused source is recorded
-and the run goes on. The calling thread reads, transforms and tokenizes one commit
-while a loader thread writes the one before (DuckDB releases the GIL), so two commits
-are in flight at most. The library returns an :class:`ImportResult`; it never prints
+and the run goes on. The calling thread reads and transforms one commit while a
+tokenizer thread makes its search postings and a loader thread writes the one before
+(DuckDB releases the GIL), so two commits are in flight at most. The library returns an :class:`ImportResult`; it never prints
 or exits.
 """
 
@@ -241,12 +241,13 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
         )
         reporter.planned(plan)
         import_id = writer.begin_import()
-        # The commits run on one DuckDB thread: the import's own threads (reading,
+        # Overlapped commits run on one DuckDB thread: the import's own threads (reading,
         # tokenizing, loading) keep both cores busy, and a second DuckDB worker for the
         # commits' many small statements only contended with them (in one process on
         # the benchmark home, alternating: 74-80 s with two, 69-73 s with one). The
         # index work after the last commit gets every core again.
-        con.execute("SET threads = 1")
+        if options.overlap_load:
+            con.execute("SET threads = 1")
         if plan.bytes_to_read >= BULK_MIN_BYTES:
             writer.drop_bulk_indexes()
         result = ImportResult(import_id, plan)

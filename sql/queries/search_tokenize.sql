@@ -6,7 +6,7 @@
 -- all its kept words. Only the first 256 KiB of each event is indexed (a 4 MiB tool
 -- output would otherwise become hundreds of thousands of token rows in one commit,
 -- beyond the import's memory ceiling). The catalog runs this on the events it inserts;
--- an import runs it in the reading thread, on a connection of its own, over the rows it
+-- an import runs it on a tokenizer thread, on a connection of its own, over the rows it
 -- is about to commit (`doc` is then the row's position in the commit).
 CREATE OR REPLACE TEMP TABLE new_postings AS
 WITH tokens AS (
