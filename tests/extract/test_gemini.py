@@ -739,14 +739,16 @@ def test_demo_corpus_reaches_its_target_and_imports_exactly(tmp_path: Path) -> N
 def test_withdrawals_sharing_a_commit_give_the_catalog_of_one_commit_per_piece(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A piece that withdraws rows starts a commit, and the pieces after it may share
-    that commit: the catalog equals one where every piece is committed alone."""
+    """A piece that withdraws rows joins the pieces queued before it when they are of
+    other sessions (else it starts a commit), and the pieces after it may share its
+    commit: the catalog equals one where every piece is committed alone."""
     from agentlake import run as running
 
     home = tmp_path / "home"
     generate_gemini_home(home)
     commits: list[list[bool]] = []  # per commit, whether each of its pieces withdraws
-    submit = running._Committer.submit
+    submit, init = running._Committer.submit, running._Committer.__init__
+    unbounded = False  # commits without a size limit: only withdrawals end them
 
     def recorded(self: Any) -> None:
         if self.pending:
@@ -755,17 +757,32 @@ def test_withdrawals_sharing_a_commit_give_the_catalog_of_one_commit_per_piece(
             )
         submit(self)
 
+    def made(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        if unbounded:
+            self.max_records, self.max_bytes = 1 << 60, None
+
     monkeypatch.setattr(running._Committer, "submit", recorded)
+    monkeypatch.setattr(running._Committer, "__init__", made)
     catalogs = {}
-    for name, limits in (("shared", ExtractLimits()), ("alone", ExtractLimits(batch_lines=1))):
+    for name, limits in (
+        ("alone", ExtractLimits(batch_lines=1)),  # one line per piece and per commit
+        ("files", ExtractLimits()),  # whole files
+        ("lines", ExtractLimits(batch_lines=1)),  # one line per piece, commits unbounded
+    ):
         commits.clear()
+        unbounded = name == "lines"
         catalogs[name] = tmp_path / f"{name}.duckdb"
         import_with(home, catalogs[name], limits)
-        if name == "shared":  # a withdrawing piece was followed by others in its commit
+        if name == "files":  # withdrawing files shared commits with files before and after
             assert any(True in c[:-1] for c in commits)
+            assert any(True in c[1:] for c in commits)
+        if name == "lines":  # rewinds withdraw rows of the lines queued before them
+            assert len(commits) > 1 and all(c[0] for c in commits[1:])
     tables = ("sessions", "events", "usage", "search_postings", "search_terms")
-    assert snapshot(catalogs["shared"], tables) == snapshot(catalogs["alone"], tables)
-    assert _totals(catalogs["shared"]) == _reference_totals(home)
+    for name in ("files", "lines"):
+        assert snapshot(catalogs[name], tables) == snapshot(catalogs["alone"], tables), name
+    assert _totals(catalogs["files"]) == _reference_totals(home)
 
 
 # --------------------------------------------------------------------------- property
