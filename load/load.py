@@ -68,6 +68,13 @@ class Piece:
     restart: bool = False
 
 
+# Words never indexed (sql/queries/search_tokenize.sql, agentlake.load.terms).
+STOP_WORDS: tuple[str, ...] = (
+    "the", "and", "for", "that", "this", "with", "are", "was", "but", "not", "you", "have",
+    "has", "had", "its", "from", "they", "will", "would", "there", "their", "what", "which",
+    "when", "can", "all", "were", "been", "into", "than", "then", "them", "these", "our",
+    "out",
+)  # fmt: skip
 COMPACT_MIN_TAIL = 200_000  # postings; smaller tails are cheap to scan
 INDEXED_BYTES = 262_144  # of each event's text (sql/queries/search_tokenize.sql says why)
 # Text tokenized at once when the index is rebuilt: tokens of 16 MiB of text and their
@@ -368,7 +375,7 @@ def row_positions(rows: int) -> pa.Array:
 def tokenize_script(*, stemming: bool) -> str:
     """The SQL that turns ``index_input`` into ``new_postings``
     (sql/queries/search_tokenize.sql), stemming words with Porter when ``stemming``."""
-    text = sql.query("search_tokenize")
+    text = sql.query("search_tokenize").replace("/* stop words */", sql.literals(STOP_WORDS))
     return text if stemming else text.replace("stem(token, 'porter')", "token")
 
 

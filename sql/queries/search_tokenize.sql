@@ -5,9 +5,10 @@
 -- themselves, and search applies the same rule); `tf` counts a term in its event, `dl`
 -- all its kept words. Only the first 256 KiB of each event is indexed (a 4 MiB tool
 -- output would otherwise become hundreds of thousands of token rows in one commit,
--- beyond the import's memory ceiling). The catalog runs this on the events it inserts;
--- an import runs it on a tokenizer thread, on a connection of its own, over the rows it
--- is about to commit (`doc` is then the row's position in the commit).
+-- beyond the import's memory ceiling). The stop words are `agentlake.load.load.STOP_WORDS`.
+-- The catalog runs this on the events it inserts (and when it rebuilds the index); an
+-- import's tokenizer thread applies the same rule with polars to the rows it is about to
+-- commit (`agentlake.load.terms`; tests hold the two equal).
 CREATE OR REPLACE TEMP TABLE new_postings AS
 WITH tokens AS (
     SELECT doc,
@@ -19,10 +20,7 @@ WITH tokens AS (
     SELECT doc, token
     FROM tokens
     WHERE length(token) BETWEEN 2 AND 40
-      AND token NOT IN ('the', 'and', 'for', 'that', 'this', 'with', 'are', 'was', 'but',
-                        'not', 'you', 'have', 'has', 'had', 'its', 'from', 'they', 'will',
-                        'would', 'there', 'their', 'what', 'which', 'when', 'can', 'all',
-                        'were', 'been', 'into', 'than', 'then', 'them', 'these', 'our', 'out')
+      AND token NOT IN (/* stop words */)
 ), stems AS (
     -- stem each distinct word once, not every occurrence
     SELECT token, stem(token, 'porter') AS term FROM (SELECT DISTINCT token FROM kept)
