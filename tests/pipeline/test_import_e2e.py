@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentlake.demo import generate_claude_home
-from tests.conftest import REPO, CliRunner
+from tests.conftest import REPO, CliRunner, cli_env
 
 from .helpers import scalar, snapshot
 
@@ -44,6 +44,25 @@ def test_second_import_changes_nothing_and_opens_no_transcript(
     assert t2["records"] == t2["events"] == t2["usage_rows"] == 0
     assert snapshot(catalog) == before
     assert scalar(catalog, "SELECT count(*) FROM imports WHERE status = 'ok'") == 2
+
+
+def test_a_run_with_nothing_new_imports_neither_polars_nor_arrow_compute(
+    run_cli: CliRunner, demo_home: Path, catalog: Path
+) -> None:
+    """A re-run with nothing new has one second, process start included (DESIGN §8): it
+    never loads polars or pyarrow.compute (about 0.1 s and 30 ms), which only new rows
+    need."""
+    _import(run_cli, demo_home, catalog)
+    env = {**cli_env(), "PYTHONPROFILEIMPORTTIME": "1"}
+    proc = run_cli("import", "--home", demo_home, "--catalog", catalog, "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    loaded = {
+        line.rsplit("|", 1)[-1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "agentlake.run" in loaded  # the report lists the run's own modules
+    assert not {"polars", "pyarrow.compute"} & loaded
 
 
 def test_append_adds_exactly_the_new_lines(
