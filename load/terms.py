@@ -1,21 +1,29 @@
-"""Tokenizing a commit's events for the search index apart from the catalog, on a
-thread of its own.
+"""The search index's tokenizer: an event's words, counted, as postings.
+
+The rule: the event's text and its tool input (JSON text), both already redacted, cut
+to their first :data:`~agentlake.load.load.INDEXED_BYTES` characters, lowercased and
+split at every character other than a-z and 0-9; words of 2 to 40 characters that are
+not :data:`~agentlake.load.load.STOP_WORDS`, stemmed with Porter when the fts extension
+loads (else the words themselves; search applies the same rule to queries). ``tf``
+counts a term in its event, ``dl`` all its kept words.
+
+:func:`postings` applies it with polars, which finds and counts words in about half the
+time DuckDB's ``regexp_split`` and ``unnest`` took, and stems only the distinct words of
+a slice, with the fts extension's ``stem`` on a DuckDB connection. Lowercasing is where
+the two engines differ: of all code points only U+0130 (``İ``) lowercases differently
+where it matters (DuckDB: ``i``; polars, by Unicode's full mapping: ``i`` and a
+combining dot, which splits the word), and it is mapped to DuckDB's ``i`` first, so the
+postings are those DuckDB's ``lower`` and ``regexp_split_to_array`` give, which is how
+catalogs were indexed before (tests hold the two equal, over every code point and random
+text).
 
 An import writes each commit in a loader thread while the reading thread reads and
-transforms the next one (``agentlake.run``). Tokenizing was the largest of a commit's
-statements, and it needs nothing from the catalog: a :class:`BatchTokenizer` applies the
-catalog's rule (``sql/queries/search_tokenize.sql``) to every row of the commit, keyed by
+transforms the next one (``agentlake.run``). Tokenizing needs nothing from the catalog,
+so a :class:`BatchTokenizer` makes every row's postings on a thread of its own, keyed by
 the row's position, while the loader writes the commit before and then the commit's new
-events. The commit then joins those postings to the rows that turned out new.
-
-The words are found and counted with polars (half the time DuckDB's ``regexp_split``
-and ``unnest`` took, on both cores or one), and only the distinct words of a slice are
-stemmed, by the fts extension's ``stem`` on a private DuckDB connection: the same
-function as the catalog's. Lowercasing is the one place the two engines differ: of all
-code points only U+0130 (``İ``) lowercases differently where it matters (DuckDB: ``i``;
-polars, by Unicode's full mapping: ``i`` and a combining dot, which splits the word), so
-it is mapped first. Tests hold the two implementations equal, over every code point and
-random text.
+events; the commit joins them to the rows that turned out new. Everything else the
+catalog indexes (a commit without those postings, rewritten events, ``--reindex``) is
+tokenized by the same function on the catalog's connection.
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from agentlake.demo import generate_claude_home
 from agentlake.extract.extract import ExtractLimits
 from agentlake.load import terms as terms_module
-from agentlake.load.catalog import load_fts, open_for_write, run_script
-from agentlake.load.load import CatalogWriter, tokenize_script
+from agentlake.load.catalog import load_fts, open_for_write
+from agentlake.load.load import INDEXED_BYTES, STOP_WORDS, CatalogWriter
 from agentlake.load.terms import BatchTerms, BatchTokenizer
 from tests.pipeline.helpers import import_with, snapshot
 
@@ -80,16 +80,36 @@ def test_postings_are_keyed_by_row_and_count_terms_and_lengths() -> None:
     assert sum(tf for _, tf, _ in long_doc) == long_doc[0][2]
 
 
+# The rule as DuckDB SQL, as catalogs were indexed before polars applied it: the oracle
+# the polars tokenizer is held to.
+_REFERENCE_SQL = """
+WITH tokens AS (
+    SELECT doc, unnest(regexp_split_to_array(
+               lower(left(concat_ws(' ', text, CAST(tool_input AS VARCHAR)), $chars)),
+               '[^a-z0-9]+')) AS token
+    FROM index_input
+), kept AS (
+    SELECT doc, token FROM tokens
+    WHERE length(token) BETWEEN 2 AND 40 AND NOT list_contains($stop, token)
+), termed AS (
+    SELECT doc, {term} AS term, count(*)::INTEGER AS tf FROM kept GROUP BY ALL
+)
+SELECT doc, term, tf, (sum(tf) OVER (PARTITION BY doc))::INTEGER AS dl FROM termed
+"""
+
+
 def _catalog_rule(events: pa.Table, *, stemming: bool) -> list[tuple[int, str, int, int]]:
-    """The postings the catalog's SQL makes of ``events`` (doc = row position)."""
+    """The postings :data:`_REFERENCE_SQL` makes of ``events`` (doc = row position)."""
     con = duckdb.connect()
     try:
         if stemming:
             assert load_fts(con)
         rows = events.append_column("doc", pa.array(range(events.num_rows), pa.int64()))
         con.register("index_input", rows)
-        run_script(con, tokenize_script(stemming=stemming), {})
-        made = con.execute("SELECT * FROM new_postings").to_arrow_table()
+        query = _REFERENCE_SQL.format(term="stem(token, 'porter')" if stemming else "token")
+        made = con.execute(
+            query, {"chars": INDEXED_BYTES, "stop": list(STOP_WORDS)}
+        ).to_arrow_table()
     finally:
         con.close()
     return _postings(BatchTerms(made, stemming))
@@ -188,16 +208,14 @@ def test_a_commit_whose_stemming_runs_out_of_memory_is_left_to_the_catalog(
 
 
 def test_the_catalog_makes_the_same_postings(tmp_path: Path) -> None:
-    """The catalog connection, given the same rows, tokenizes them alike (the rule the
-    commit relies on when it joins pre-made postings instead)."""
+    """The catalog's connection, tokenizing the same rows itself (a commit without
+    postings, rewritten events, a rebuilt index), stems by the same rule and makes the
+    same postings as the tokenizer thread's."""
     terms = _tokenized(EVENTS)
     with open_for_write(tmp_path / "c.duckdb") as con:
         writer = CatalogWriter(con, "default")
         assert writer.stemming == terms.stemming
-        rows = EVENTS.append_column("doc", pa.array(range(EVENTS.num_rows), pa.int64()))
-        con.register("index_input", rows)
-        run_script(con, tokenize_script(stemming=writer.stemming), {})
-        catalog = con.execute("SELECT * FROM new_postings").to_arrow_table()
+        catalog = terms_module.postings(EVENTS, con if writer.stemming else None)
     assert _postings(BatchTerms(catalog, writer.stemming)) == _postings(terms)
 
 
