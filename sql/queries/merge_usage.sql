@@ -22,15 +22,10 @@ SELECT u.call_id, u.provider, u.session_id, u.message_id, u.request_id, u.is_sid
        u.output_tokens, u.reasoning_tokens, u.total_tokens, u.merge_rank, u.native_id, u.source_id, u.source_offset, u.import_id,
        true AS existing
 FROM usage u
--- The catalog's calls sharing a call id or a message id with the batch. Two left joins
--- on the batch's distinct keys (each matches a call at most once) cost half of
--- `call_id IN (...) OR (provider, message_id) IN (...)`, which DuckDB ran as two mark
--- joins over every call.
-LEFT JOIN (SELECT DISTINCT call_id, true AS hit FROM batch_usage) k USING (call_id)
-LEFT JOIN (SELECT DISTINCT provider, message_id, true AS hit FROM batch_usage
-           WHERE message_id IS NOT NULL) m
-       ON m.provider = u.provider AND m.message_id = u.message_id
-WHERE u.workspace = $workspace AND (k.hit OR m.hit);
+WHERE u.workspace = $workspace
+  AND (u.call_id IN (SELECT call_id FROM batch_usage)
+       OR (u.message_id IS NOT NULL AND (u.provider, u.message_id) IN
+           (SELECT provider, message_id FROM batch_usage WHERE message_id IS NOT NULL)));
 
 CREATE OR REPLACE TEMP TABLE usage_winners AS
 WITH scoped AS (
