@@ -63,9 +63,10 @@ class BatchTerms:
 def _words(rows: pl.LazyFrame) -> pl.LazyFrame:
     """(doc, token, tf): the kept words of each row of ``rows`` (doc, text, tool_input)
     and how often each occurs in it."""
-    text = pl.concat_str("text", "tool_input", separator=" ", ignore_nulls=True).str.slice(
-        0, INDEXED_BYTES
-    )
+    # Each part is cut before they are joined (and the join cut again, which gives the
+    # same text): a 4 MiB tool output is never copied whole.
+    parts = [pl.col(name).str.slice(0, INDEXED_BYTES) for name in ("text", "tool_input")]
+    text = pl.concat_str(parts, separator=" ", ignore_nulls=True).str.slice(0, INDEXED_BYTES)
     for upper, lower in _LOWER_AS_DUCKDB.items():
         text = text.str.replace_all(upper, lower, literal=True)
     token = pl.col("token")
@@ -90,10 +91,15 @@ def postings(events: pa.Table, stem: duckdb.DuckDBPyConnection | None) -> pa.Tab
         + pl.col("tool_input").str.len_chars().fill_null(0),
         INDEXED_BYTES,
     )
-    frame = frame.with_row_index("doc").with_columns((size.cum_sum() // SLICE_CHARS).alias("slice"))
+    frame = frame.with_row_index("doc")
+    # Consecutive rows holding about SLICE_CHARS of indexed text, as zero-copy slices of
+    # the frame (copying them out would copy every row's text, however long).
+    lengths = frame.select((size.cum_sum() // SLICE_CHARS).unique_counts()).to_series()
     parts: list[pl.DataFrame] = []
-    for part in frame.partition_by("slice", maintain_order=True, include_key=False):
-        words = _words(part.lazy()).collect()
+    start = 0
+    for length in lengths:
+        words = _words(frame.slice(start, length).lazy()).collect()
+        start += length
         if stem is not None and words.height:
             stem.register("words", words.select(pl.col("token").unique()).to_arrow())
             try:
