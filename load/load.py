@@ -68,18 +68,8 @@ class Piece:
     restart: bool = False
 
 
-# Words never indexed (agentlake.load.terms applies them).
-STOP_WORDS: tuple[str, ...] = (
-    "the", "and", "for", "that", "this", "with", "are", "was", "but", "not", "you", "have",
-    "has", "had", "its", "from", "they", "will", "would", "there", "their", "what", "which",
-    "when", "can", "all", "were", "been", "into", "than", "then", "them", "these", "our",
-    "out",
-)  # fmt: skip
 COMPACT_MIN_TAIL = 200_000  # postings; smaller tails are cheap to scan
-# Only the first 256 Ki characters of each event are indexed: a 4 MiB tool output would
-# otherwise become hundreds of thousands of postings in one commit, beyond the import's
-# memory ceiling.
-INDEXED_BYTES = 262_144
+INDEXED_BYTES = 262_144  # of each event's text (sql/queries/search_tokenize.sql says why)
 # Text tokenized at once when the index is rebuilt: tokens of 16 MiB of text and their
 # aggregation fit DuckDB's share of a 1 GiB ceiling with room to spare.
 REINDEX_SLICE_BYTES = 16 << 20
@@ -123,6 +113,11 @@ class CatalogWriter:
         if self._stemming is None:
             self._stemming = load_fts(self.con)
         return self._stemming
+
+    @property
+    def _index_add(self) -> str:
+        """The index-maintenance SQL that tokenizes the new events itself."""
+        return search_index_script(stemming=self.stemming)
 
     # -- receipts -------------------------------------------------------------------
     def begin_import(self) -> int:
@@ -185,9 +180,9 @@ class CatalogWriter:
         }
         if data:
             events = batch_events(data)
-            tables["batch_events"] = events.append_column(
-                "batch_row", row_positions(events.num_rows)
-            )
+            if terms is not None:
+                events = events.append_column("batch_row", row_positions(events.num_rows))
+            tables["batch_events"] = events
             tables["batch_usage"] = pa.concat_tables([r.usage for r in data])
             tables["batch_sessions"] = pa.concat_tables([r.sessions for r in data])
             retractions = pa.concat_tables([r.retractions for r in data])
@@ -212,11 +207,22 @@ class CatalogWriter:
             if "batch_amended" in tables:
                 run_script(con, sql.query("amend_events"), params)
                 run_script(con, sql.query("search_index_remove"), params)
-                self._index_new_events(params)
+                run_script(con, self._index_add, params)
             if data:
                 insert = _with_sessions(sql.query("insert_new_events"), tables["batch_events"])
                 run_script(con, insert, params)
-                self._index_new_events(params, terms() if terms is not None else None)
+                made = terms() if terms is not None else None
+                # Postings made by another stemming rule than the catalog's are not used.
+                postings = made.postings if made and made.stemming == self.stemming else None
+                if postings is not None:
+                    con.register("batch_terms", postings)
+                try:
+                    tokenized = postings is not None
+                    index = search_index_script(stemming=self.stemming, tokenized=tokenized)
+                    run_script(con, index, params)
+                finally:
+                    if postings is not None:
+                        con.unregister("batch_terms")
                 self._fault("index")
                 new_events = _counts(con, "SELECT source_id, count(*) FROM new_events GROUP BY ALL")
                 run_script(con, sql.query("upsert_sessions"), params)
@@ -244,33 +250,6 @@ class CatalogWriter:
                 len(piece.rejects) + (prior.rejects if prior else 0),
             )
         return results
-
-    def _index_new_events(self, params: dict[str, Any], made: BatchTerms | None = None) -> None:
-        """Index the events in ``new_events`` (``sql/queries/search_index_add.sql``) with
-        ``made``, the postings of their batch keyed by ``batch_row``; without them, or
-        with postings stemmed by another rule than the catalog's, the events are
-        tokenized here first (:func:`agentlake.load.terms.postings`, stemming on this
-        connection)."""
-        from .terms import postings  # polars loads only when there is something to index
-
-        con = self.con
-        if made is not None and made.stemming == self.stemming:
-            made_postings = made.postings
-        else:
-            import pyarrow.compute as pc  # loads in ~30 ms; a run with nothing new never needs it
-
-            rows = con.execute(
-                "SELECT batch_row, text, tool_input FROM new_events"
-            ).to_arrow_table()
-            made_postings = postings(rows, con if self.stemming else None)
-            # keyed by position in `rows`: the index joins them on batch_row
-            keys = pc.take(rows.column("batch_row"), made_postings.column("doc"))
-            made_postings = made_postings.set_column(0, "doc", keys.cast(pa.int64()))
-        con.register("batch_terms", made_postings)
-        try:
-            run_script(con, sql.query("search_index_add"), params)
-        finally:
-            con.unregister("batch_terms")
 
     def save_source(self, import_id: int, state: SourceState) -> None:
         """Record a source's state without data (refused, touched, or new but empty)."""
@@ -315,13 +294,12 @@ class CatalogWriter:
             for index in range(slices + 1):
                 con.execute(
                     "CREATE OR REPLACE TEMP TABLE new_events AS "
-                    "SELECT e.event_id, e.text, e.tool_input, row_number() OVER () AS batch_row "
-                    "FROM events e "
+                    "SELECT e.event_id, e.text, e.tool_input FROM events e "
                     "SEMI JOIN (SELECT event_id FROM reindex_slices WHERE slice = $slice) "
                     "USING (event_id) WHERE e.workspace = $workspace",
                     {**params, "slice": index},
                 )
-                self._index_new_events(params)
+                run_script(con, self._index_add, params)
             con.execute("DROP TABLE reindex_slices")
         self.compact_search_index(min_tail=0)
         return time.perf_counter() - started
@@ -385,6 +363,33 @@ def row_positions(rows: int) -> pa.Array:
     """0 … ``rows`` - 1: the key by which a commit's events and their postings made
     before the commit (:mod:`agentlake.load.terms`) meet."""
     return pa.array(range(rows), pa.int64())
+
+
+def tokenize_script(*, stemming: bool) -> str:
+    """The SQL that turns ``index_input`` into ``new_postings``
+    (sql/queries/search_tokenize.sql), stemming words with Porter when ``stemming``."""
+    text = sql.query("search_tokenize")
+    return text if stemming else text.replace("stem(token, 'porter')", "token")
+
+
+def search_index_script(*, stemming: bool, tokenized: bool = False) -> str:
+    """The index-maintenance SQL for the events in ``new_events``: tokenizing them
+    itself, or (``tokenized``) taking their postings from ``batch_terms``, the batch's
+    rows tokenized before the commit and keyed by ``batch_row``."""
+    text = sql.query("search_index_add")
+    if tokenized:
+        return text.replace("/* new_docs columns */", "batch_row").replace(
+            "/* new_postings */",
+            "CREATE OR REPLACE TEMP TABLE new_postings AS\n"
+            "SELECT d.doc, t.term, t.tf, t.dl FROM batch_terms t JOIN new_docs d ON t.doc = d.batch_row;",
+        )
+    tokenize = (
+        "CREATE OR REPLACE TEMP VIEW index_input AS SELECT doc, text, tool_input FROM new_docs;\n"
+        + tokenize_script(stemming=stemming).rstrip().removesuffix(";")
+    )
+    return text.replace("/* new_docs columns */", "text, tool_input").replace(
+        "/* new_postings */", tokenize + ";"
+    )
 
 
 def _with_sessions(script: str, rows: pa.Table) -> str:

@@ -11,5 +11,5 @@ FROM batch_amended a
 WHERE events.workspace = $workspace AND events.event_id = a.event_id;
 
 CREATE OR REPLACE TEMP TABLE new_events AS
-SELECT e.*, row_number() OVER () AS batch_row FROM events e SEMI JOIN batch_amended a USING (event_id)
+SELECT e.* FROM events e SEMI JOIN batch_amended a USING (event_id)
 WHERE e.workspace = $workspace;

@@ -1,17 +1,16 @@
 -- Index the events just inserted (temp table `new_events`). Each event gets the next
 -- number in the index (`search_docs`), and its postings carry that number. The postings
--- (`batch_terms`: doc, term, tf, dl) are made by `agentlake.load.terms.postings`, keyed
--- by the events' `batch_row`: usually over every row of a commit before it, on the
--- import's tokenizer thread, and joined here to the rows that turned out new.
+-- come from `sql/queries/search_tokenize.sql`, run here on the new events' text, or run
+-- before the commit over the rows of the batch (`batch_terms`, keyed by `batch_row`),
+-- joined here to the rows that turned out new (CatalogWriter.commit says which).
 -- Parameters: $workspace
 CREATE OR REPLACE TEMP TABLE new_docs AS
 SELECT (SELECT coalesce(max(doc), 0) FROM search_docs) + row_number() OVER (ORDER BY event_id) AS doc,
-       event_id, batch_row
+       event_id, /* new_docs columns */
 FROM new_events
 WHERE text IS NOT NULL OR tool_input IS NOT NULL;
 
-CREATE OR REPLACE TEMP TABLE new_postings AS
-SELECT d.doc, t.term, t.tf, t.dl FROM batch_terms t JOIN new_docs d ON t.doc = d.batch_row;
+/* new_postings */
 
 -- Only events with at least one term are numbered in the index.
 INSERT INTO search_docs
