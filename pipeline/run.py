@@ -4,8 +4,8 @@ Stages are connected by iterators. Consecutive batches are grouped into commits,
 written with its sources' checkpoints in one transaction; a refused source is recorded
 and the run goes on. The calling thread reads and transforms one commit while a
 tokenizer thread makes its search postings and a loader thread writes the one before
-(DuckDB releases the GIL), so two commits are in flight at most. The library returns an :class:`ImportResult`; it never prints
-or exits.
+(DuckDB releases the GIL), so two commits are in flight at most. The library returns an
+:class:`ImportResult`; it never prints or exits.
 """
 
 from __future__ import annotations
