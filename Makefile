@@ -38,7 +38,7 @@ test-fast: relink ## the test suite without tests marked slow
 	$(PY) -m pytest -q -m "not slow"
 
 lint: relink ## ruff and mypy --strict
-	$(VENV)/bin/ruff check pipeline extract transform load tests benchmarks
+	$(VENV)/bin/ruff check pipeline extract transform load sql tests benchmarks
 	$(VENV)/bin/mypy -p agentlake
 	$(VENV)/bin/mypy tests
 

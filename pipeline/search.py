@@ -9,6 +9,7 @@ the index was built. Filters narrow by provider, project, session, kind, model a
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -25,6 +26,7 @@ from .errors import ConfigurationError
 K1: Final = 1.2
 B: Final = 0.75
 PREFIX_EXPANSION: Final = 64  # most frequent terms a prefix expands to
+SCORE_SCALE: Final = 1e9  # scores rank to nine decimals
 _TOKEN: Final = re.compile(r'"([^"]*)"|(\S+)')
 _WORD: Final = re.compile(r"[a-z0-9]+")
 
@@ -164,64 +166,94 @@ def _prefix_terms(
 ) -> list[tuple[str, int]]:
     """The :data:`PREFIX_EXPANSION` most frequent indexed terms starting with
     ``prefix``, with their document frequencies."""
-    rows = con.execute(
+    statement = (
         "SELECT term, df FROM search_terms WHERE workspace = $ws AND starts_with(term, $p) "
-        "AND df > 0 ORDER BY df DESC LIMIT $n",
-        {"ws": workspace, "p": prefix, "n": PREFIX_EXPANSION},
-    ).fetchall()
+        "AND df > 0 ORDER BY df DESC LIMIT $n"
+    )
+    params = {"ws": workspace, "p": prefix, "n": PREFIX_EXPANSION}
+    rows = con.execute(sql.inline(statement, params)).fetchall()
     return [(str(t), int(d)) for t, d in rows]
 
 
 @dataclass(frozen=True, slots=True)
-class _Snapshot:
-    """What one statement reads before ranking: the snapshot (newest import), the
-    collection statistics, the cursor secret, the stem of every query word and the
-    document frequency of every stem."""
+class _Collection:
+    """What every query of one snapshot shares: the newest import, the collection
+    statistics, the cursor secret, and whether query words are stemmed (the fts
+    extension loaded)."""
 
     import_id: int
     docs: float
     avgdl: float
     secret: str
-    stems: dict[str, str]
-    dfs: dict[str, int]
+    stemming: bool
 
 
-_SNAPSHOT_SQL: Final = """
-WITH s AS (SELECT {stems} AS stems),
-t AS (
-    SELECT list((term, df)) AS dfs FROM search_terms
-    WHERE workspace = $ws AND term IN (SELECT unnest(stems) FROM s)
-),
-stats AS (
+_COLLECTION_SQL: Final = """
+WITH stats AS (
     SELECT greatest(coalesce(max(docs), 0), 1) AS docs,
            coalesce(max(total_length), 0)::DOUBLE / greatest(coalesce(max(docs), 0), 1) AS avgdl
     FROM search_state WHERE workspace = $ws
 ),
 i AS (SELECT coalesce(max(import_id), 0) AS import_id FROM imports WHERE workspace = $ws),
 k AS (SELECT max(value) AS secret FROM settings WHERE key = 'cursor_secret')
-SELECT i.import_id, stats.docs, stats.avgdl, k.secret, s.stems, t.dfs FROM s, t, stats, i, k
+SELECT i.import_id, stats.docs, stats.avgdl, k.secret,
+       current_setting('access_mode') = 'read_only' AS frozen
+FROM stats, i, k
 """
 
+# A read-only connection sees a catalog no one can write while it is open (DuckDB's
+# file lock), so its collection is read once; any other connection reads it per query.
+_FROZEN: Final[weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[str, _Collection]]] = (
+    weakref.WeakKeyDictionary()
+)
 
-def _snapshot(
-    con: duckdb.DuckDBPyConnection, workspace: str, words: list[str], stemming: bool
-) -> _Snapshot:
-    """Read :class:`_Snapshot` (words are stemmed with Porter when ``stemming``)."""
-    stems = "list_transform($words, x -> stem(x, 'porter'))" if stemming else "$words"
-    row = con.execute(
-        _SNAPSHOT_SQL.format(stems=stems), {"ws": workspace, "words": words}
-    ).fetchone()
+
+def _collection(con: duckdb.DuckDBPyConnection, workspace: str) -> _Collection:
+    """Read :class:`_Collection` (kept per read-only connection), and set up the
+    connection for searching: the fts extension loaded, late materialization off."""
+    frozen = _FROZEN.get(con)
+    if frozen is not None and workspace in frozen:
+        return frozen[workspace]
+    stemming = load_fts(con)
+    # Late materialization ranks a term's postings, then scans the postings again for
+    # the page's rows: 3-5 ms more per single-term query on a million events.
+    con.execute("SET late_materialization_max_rows = 0")
+    row = con.execute(_COLLECTION_SQL, {"ws": workspace}).fetchone()
     assert row is not None
-    import_id, docs, avgdl, secret, stemmed, dfs = row
+    import_id, docs, avgdl, secret, read_only = row
     if secret is None:
         raise ConfigurationError(
             "this catalog has no cursor secret; run 'agentlake import' once to upgrade it"
         )
-    return _Snapshot(
-        int(import_id), float(docs), float(avgdl), str(secret),
-        dict(zip(words, stemmed, strict=True)),
-        {str(t): int(d) for t, d in (dfs or [])},
-    )  # fmt: skip
+    collection = _Collection(int(import_id), float(docs), float(avgdl), str(secret), stemming)
+    if read_only:
+        _FROZEN.setdefault(con, {})[workspace] = collection
+    return collection
+
+
+# The stems are constants (DuckDB folds them before planning), so the term lookup is a
+# list of constants that prunes the scan.
+_TERMS_SQL: Final = """
+SELECT [{stems}], (SELECT list((term, df)) FROM search_terms
+                   WHERE workspace = $ws AND term IN ({stems}))
+"""
+
+
+def _terms(
+    con: duckdb.DuckDBPyConnection, workspace: str, words: list[str], stemming: bool
+) -> tuple[dict[str, str], dict[str, int]]:
+    """The stem of every query word (Porter when ``stemming``) and the document
+    frequency of every stem the index holds."""
+    if not words:
+        return {}, {}
+    stems = ", ".join(
+        f"stem({sql.constant(w)}, 'porter')" if stemming else sql.constant(w) for w in words
+    )
+    statement = sql.inline(_TERMS_SQL.format(stems=stems), {"ws": workspace})
+    row = con.execute(statement).fetchone()
+    assert row is not None
+    stemmed, dfs = row
+    return dict(zip(words, stemmed, strict=True)), {str(t): int(d) for t, d in (dfs or [])}
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,7 +274,8 @@ def search(
     flt: SearchFilter | None = None,
 ) -> list[SearchHit]:
     """Events matching ``query`` ranked by BM25 (k1 = 1.2, b = 0.75), best first.
-    ``catalog`` is a path, or a read-only connection kept open across searches."""
+    ``catalog`` is a path, or a read-only connection kept open across searches (which
+    is left with the fts extension loaded and late materialization off)."""
     return search_page(catalog, workspace, query, limit=limit, offset=offset, flt=flt).hits
 
 
@@ -267,14 +300,15 @@ def search_page(
     parsed = parse_query(query)
     flt = flt or SearchFilter()
     bound = {"kind": "search", "workspace": workspace, "query": query, "filters": _filter_key(flt),
-             "keys": "score, doc"}  # fmt: skip
+             "keys": "score in billionths, doc"}  # fmt: skip
     with reading(catalog) as con:
         words = sorted(
             {w for c in parsed.clauses for a in c if a.kind != "prefix" for w in a.text.split()}
             | set(parsed.excluded)
         )
-        snap = _snapshot(con, workspace, words, load_fts(con))
+        snap = _collection(con, workspace)
         secret = snap.secret
+        stems, known_dfs = _terms(con, workspace, words, snap.stemming)
         if cursor is not None:
             state = cursors.decode(cursor, secret, expect=bound)
             snapshot, n, avgdl = int(state["snapshot"]), float(state["n"]), float(state["avgdl"])
@@ -283,35 +317,39 @@ def search_page(
         else:
             snapshot, n, avgdl = snap.import_id, snap.docs, snap.avgdl
             frozen_df, after = {}, None
-        clause_ids: list[int] = []
-        terms: list[str] = []
-        dfs = dict(snap.dfs)
-        for i, clause in enumerate(parsed.clauses):
+        clauses: list[list[str]] = []  # the terms of each clause
+        dfs = known_dfs
+        indexed = dfs if cursor is None else frozen_df  # as the first page saw them
+        for clause in parsed.clauses:
+            if len(clause) == 1 and clause[0].kind == "phrase":
+                # Every indexed word of a phrase must match: a clause each (a stop word,
+                # or a word too short, is left to the phrase's own check).
+                words_in = [[stems[w]] for w in clause[0].text.split() if stems[w] in indexed]
+                if words_in:
+                    clauses += words_in
+                    continue
+            clauses.append([])
             for atom in clause:
                 if atom.kind == "prefix":
                     expansion = _prefix_terms(con, workspace, atom.text)
                     dfs.update(expansion)
-                    atom_terms = [term for term, _ in expansion]
+                    clauses[-1] += [term for term, _ in expansion]
                 else:
-                    atom_terms = [snap.stems[w] for w in atom.text.split()]
-                for term in atom_terms:
-                    clause_ids.append(i)
-                    terms.append(term)
+                    clauses[-1] += [stems[w] for w in atom.text.split()]
         if cursor is None:
-            frozen_df = {t: dfs[t] for t in terms if t in dfs}
-        excluded = [snap.stems[w] for w in parsed.excluded]
+            frozen_df = {t: dfs[t] for clause in clauses for t in clause if t in dfs}
+        excluded = [stems[w] for w in parsed.excluded]
         params: dict[str, Any] = {
-            "ws": workspace, "clauses": clause_ids, "terms": terms,
-            "dfs": [frozen_df.get(t, 0) for t in terms], "nclauses": len(parsed.clauses),
+            "ws": workspace, "clauses": [[(t, frozen_df.get(t, 0)) for t in c] for c in clauses],
             "excluded": excluded, "limit": limit, "offset": offset if cursor is None else 0,
             "k1": K1, "b": B, "n": n, "avgdl": avgdl, "snapshot": snapshot,
-            "after_score": after[0] if after else None, "after_doc": after[1] if after else None,
+            "after_key": after[0] if after else None, "after_doc": after[1] if after else None,
             "provider": flt.provider, "kind": flt.kind, "model": flt.model,
             "session": flt.session, "project": flt.project,
             "since": datetime.combine(flt.since, datetime.min.time()) if flt.since else None,
             "until": datetime.combine(flt.until + timedelta(days=1), datetime.min.time()) if flt.until else None,
         }  # fmt: skip
-        if not terms:
+        if not all(clauses):  # a prefix that expands to no term matches nothing
             return SearchPage([], None)
         # The words of a phrase in order with only non-word characters between them.
         phrases = ["(?i)" + "[^a-z0-9]+".join(p.split()) for p in parsed.phrases]
@@ -327,20 +365,21 @@ def search_page(
     for r in ranked:
         provider, session_id, ts, kind, body = found[r.event_id]
         snip, spans = snippet(body or "", parsed.words)
-        hits.append(SearchHit(session_id, provider, kind, ts, r.score, snip, r.event_id, spans))
+        score = r.key / SCORE_SCALE
+        hits.append(SearchHit(session_id, provider, kind, ts, score, snip, r.event_id, spans))
     next_cursor = None
     if len(hits) == limit:
         state = {**bound, "snapshot": snapshot, "n": n, "avgdl": avgdl, "df": frozen_df,
-                 "after": [ranked[-1].score, ranked[-1].doc]}  # fmt: skip
+                 "after": [ranked[-1].key, ranked[-1].doc]}  # fmt: skip
         next_cursor = cursors.encode(state, secret)
     return SearchPage(hits, next_cursor)
 
 
 class _Ranked(NamedTuple):
-    """One ranked event: its number in the index, score and id."""
+    """One ranked event: its number in the index, ranking key and id."""
 
     doc: int
-    score: float
+    key: float  # the score in billionths, rounded
     event_id: str
 
 
@@ -349,26 +388,24 @@ def _rank(
 ) -> list[_Ranked]:
     """One page of events, best first (ties by their number in the index)."""
     ranked = _RANKED_PLAIN if plain else _RANKED_FILTERED.replace("/* phrases */", phrase_sql)
-    scored = _scored_sql(params["clauses"], params["nclauses"])
     statement = (
         _SEARCH_SQL.replace("/* ranked */", ranked)
-        .replace("/* scored */", scored)
-        .replace("/* terms */", sql.literals(params["terms"]))
+        .replace("/* clauses */", _clauses_sql(params["clauses"]))
+        .replace("/* scored */", _scored_sql(len(params["clauses"])))
     )
     if params["excluded"]:
         statement = statement.replace("/* excluded */", _EXCLUDED).replace(
             "/* excluded terms */", sql.literals(params["excluded"])
         )
-    used = {k: v for k, v in params.items() if re.search(rf"\${k}\b", statement)}
-    scores = con.execute(statement, used).fetchall()
-    if not scores:
+    keys = con.execute(sql.inline(statement, params)).fetchall()
+    if not keys:
         return []
     ids = dict(
         con.execute(
-            f"SELECT doc, event_id FROM search_docs WHERE doc IN ({', '.join(str(int(d)) for d, _ in scores)})"
+            f"SELECT doc, event_id FROM search_docs WHERE doc IN ({', '.join(str(int(d)) for d, _ in keys)})"
         ).fetchall()
     )
-    return [_Ranked(int(d), float(score), str(ids[d])) for d, score in scores]
+    return [_Ranked(int(d), float(key), str(ids[d])) for d, key in keys]
 
 
 # Candidates read per round when phrases filter a page, and the most tried before the
@@ -420,56 +457,64 @@ def _filter_key(flt: SearchFilter) -> dict[str, Any]:
 _BODY: Final = "concat_ws(' ', e.text, CAST(e.tool_input AS VARCHAR))"
 
 _SEARCH_SQL: Final = """
-WITH q AS (
-    SELECT clause, term, df, ln(1 + ($n - df + 0.5) / (df + 0.5)) AS idf
-    FROM (SELECT unnest($clauses) AS clause, unnest($terms) AS term, unnest($dfs) AS df)
-),
--- Statistics ($n, $avgdl, q.df) are those of the snapshot the first page pinned.
-m AS (
-    SELECT p.doc, q.clause,
-           q.idf * p.tf * ($k1 + 1) / (p.tf + $k1 * (1 - $b + $b * p.dl / $avgdl)) AS part
-    FROM search_postings p
-    JOIN q ON q.term = p.term
-    WHERE p.workspace = $ws AND p.term IN (/* terms */)
-),
--- The score is rounded so that re-summing in another order gives the same key.
+WITH /* clauses */
+-- The key is the score in billionths, rounded, so that re-summing the parts in another
+-- order gives the same key (and rounding x * 1e9 costs a fraction of round(x, 9)).
 scored AS (/* scored */),
 /* ranked */
-SELECT doc, score FROM ranked ORDER BY score DESC, doc
+SELECT doc, key FROM ranked ORDER BY key DESC, doc
 """
 
-# One term: each matching event has exactly one posting, so nothing to group.
-_SCORED_ONE: Final = "SELECT m.doc, round(m.part, 9) AS score FROM m /* excluded */"
+# What one term adds to the score of each event holding it (BM25). Statistics ($n,
+# $avgdl, the df) are those of the snapshot the first page pinned; being constants, the
+# idf folds before the scan, and the constant term prunes the scan to its row groups.
+_TERM: Final = """
+t{j} AS (
+    SELECT p.doc, ln(1 + ($n - {df} + 0.5) / ({df} + 0.5)) * p.tf * ($k1 + 1)
+                  / (p.tf + $k1 * (1 - $b + $b * p.dl / $avgdl)) AS part
+    FROM search_postings p
+    WHERE p.workspace = $ws AND p.term = {term}
+),"""
 
-# Several terms: an event matches when it matched every clause. When each clause is one
-# term, its postings count the clauses it matched; else a bit per clause does (a plain
-# count, or a bit mask, costs far less than counting distinct clauses).
-_SCORED_GROUPED: Final = """
-    SELECT m.doc, round(sum(m.part), 9) AS score
-    FROM m /* excluded */
-    GROUP BY m.doc
-    HAVING /* all clauses */
-"""
-_ALL_CLAUSES_COUNT: Final = "count(*) = $nclauses"
-_ALL_CLAUSES_MASK: Final = (
-    "bit_or(1::UBIGINT << m.clause::UBIGINT) = (1::UBIGINT << $nclauses::UBIGINT) - 1"
-)
-_ALL_CLAUSES_DISTINCT: Final = "count(DISTINCT m.clause) = $nclauses"
+# What a clause adds to the score of each event it matches (c0, c1, …): its one term's
+# part, or the sum of the parts of its alternatives the event holds. Two alternatives
+# are outer-joined (faster than grouping, measured on a million events); more are
+# stacked and grouped (faster than a chain of outer joins).
+_CLAUSE_ONE: Final = "\nc{i} AS (SELECT doc, part FROM t{j}),"
+_CLAUSE_TWO: Final = """
+c{i} AS (
+    SELECT coalesce(a.doc, b.doc) AS doc, coalesce(a.part, 0) + coalesce(b.part, 0) AS part
+    FROM t{j} a FULL JOIN t{k} b ON b.doc = a.doc
+),"""
+_CLAUSE_ANY: Final = """
+c{i} AS (SELECT doc, sum(part) AS part FROM ({stacked}) GROUP BY doc),"""
 
 
-def _scored_sql(clause_ids: list[int], nclauses: int) -> str:
-    """How the matches of each event become its score (see the constants above)."""
-    if len(clause_ids) == 1:
-        return _SCORED_ONE
-    if nclauses == 1:  # one clause of alternatives: every match matched it
-        test = "true"
-    elif len(clause_ids) == nclauses:
-        test = _ALL_CLAUSES_COUNT
-    elif nclauses < 64:
-        test = _ALL_CLAUSES_MASK
-    else:
-        test = _ALL_CLAUSES_DISTINCT
-    return _SCORED_GROUPED.replace("/* all clauses */", test)
+def _clauses_sql(clauses: list[list[tuple[str, int]]]) -> str:
+    """A common table per term (:data:`_TERM`), then one per clause (:data:`_CLAUSE_ONE`
+    and the others) from each clause's terms and their document frequencies."""
+    terms, tables, j = [], [], 0
+    for i, clause in enumerate(clauses):
+        first = j
+        for term, df in clause:
+            terms.append(_TERM.format(j=j, df=int(df), term=sql.constant(term)))
+            j += 1
+        if len(clause) == 1:
+            tables.append(_CLAUSE_ONE.format(i=i, j=first))
+        elif len(clause) == 2:
+            tables.append(_CLAUSE_TWO.format(i=i, j=first, k=first + 1))
+        else:
+            stacked = " UNION ALL ".join(f"SELECT doc, part FROM t{t}" for t in range(first, j))
+            tables.append(_CLAUSE_ANY.format(i=i, stacked=stacked))
+    return "".join(terms + tables)
+
+
+def _scored_sql(nclauses: int) -> str:
+    """An event matches when it matched every clause: the clauses joined on it, their
+    parts summed in clause order."""
+    total = " + ".join(f"c{i}.part" for i in range(nclauses))
+    joins = "".join(f" JOIN c{i} ON c{i}.doc = c0.doc" for i in range(1, nclauses))
+    return f"SELECT c0.doc, round(({total}) * 1e9) AS key FROM c0{joins} /* excluded */"
 
 
 # The hits' rows, read through the event id index. DuckDB serves only a filter on the
@@ -494,9 +539,9 @@ def _events_by_id(
     matches every regex of ``phrases``."""
     if not ids:
         return {}
-    matched = " AND ".join(f"regexp_matches({_BODY}, ?)" for _ in phrases) or "true"
-    statement = _HITS_SQL.format(matched=matched, body=_BODY, ids=sql.literals(ids))
-    rows = con.execute(statement, list(phrases)).fetchall()
+    matched = " AND ".join(f"regexp_matches({_BODY}, {sql.constant(p)})" for p in phrases)
+    statement = _HITS_SQL.format(matched=matched or "true", body=_BODY, ids=sql.literals(ids))
+    rows = con.execute(statement).fetchall()
     return {row[0]: row[3:] for row in rows if row[1] == workspace and row[2]}
 
 
@@ -507,20 +552,20 @@ def _events_by_id(
 _EXCLUDED: Final = """
     ANTI JOIN (SELECT x.doc FROM search_postings x
                WHERE x.workspace = $ws AND x.term IN (/* excluded terms */)) gone
-    ON gone.doc = m.doc
+    ON gone.doc = c0.doc
 """
 
 # Filters read only the small columns of the matching events; the text of the winners
 # alone is fetched at the end.
 _RANKED_FILTERED: Final = """
 ranked AS (
-    SELECT s.doc, s.score
+    SELECT s.doc, s.key
     FROM scored s
     JOIN search_docs d ON d.workspace = $ws AND d.doc = s.doc
     JOIN events e ON e.workspace = $ws AND e.event_id = d.event_id
     WHERE e.import_id <= $snapshot
-      AND ($after_score IS NULL OR s.score < $after_score
-           OR (s.score = $after_score AND s.doc > $after_doc))
+      AND ($after_key IS NULL OR s.key < $after_key
+           OR (s.key = $after_key AND s.doc > $after_doc))
       AND ($provider IS NULL OR e.provider = $provider)
       AND ($kind IS NULL OR e.kind = $kind)
       AND ($model IS NULL OR e.model = $model)
@@ -532,15 +577,15 @@ ranked AS (
             WHERE x.workspace = $ws AND x.provider = e.provider AND x.session_id = e.session_id
               AND contains(lower(x.project_path), lower($project))))
       /* phrases */
-    ORDER BY s.score DESC, s.doc
+    ORDER BY s.key DESC, s.doc
     LIMIT $limit OFFSET $offset
 )
 """
 
 _RANKED_PLAIN: Final = """
 ranked AS (
-    SELECT doc, score FROM scored
-    ORDER BY score DESC, doc
+    SELECT doc, key FROM scored
+    ORDER BY key DESC, doc
     LIMIT $limit OFFSET $offset
 )
 """

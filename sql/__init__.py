@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
+from datetime import datetime
 from functools import cache
 from importlib.resources import files
+from typing import Final
 
 
 @cache
@@ -30,3 +33,35 @@ def literals(values: Iterable[str | None]) -> str:
     or a subquery is probed row by row instead."""
     quoted = ["'" + value.replace("'", "''") + "'" for value in values if value is not None]
     return ", ".join(quoted) or "NULL"
+
+
+_PARAMETER: Final = re.compile(r"\$([A-Za-z_]\w*)")
+
+
+def constant(value: object) -> str:
+    """``value`` as an SQL constant of the type DuckDB binds the same Python value as a
+    parameter to: a float as the DOUBLE its shortest exact spelling parses back to, a
+    list as a list, a naive datetime as a TIMESTAMP."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return f"'{value!r}'::DOUBLE"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, datetime) and value.tzinfo is None:
+        return f"'{value.isoformat()}'::TIMESTAMP"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(constant(v) for v in value) + "]"
+    raise TypeError(f"no SQL constant for {type(value).__name__}")
+
+
+def inline(statement: str, params: Mapping[str, object]) -> str:
+    """``statement`` with every ``$name`` replaced by :func:`constant` of
+    ``params[name]``. A statement without parameters skips DuckDB's prepare-and-bind
+    (about 0.5 ms, and more per parameter), and its constants fold: ``NULL IS NULL``
+    filters vanish, a constant regex compiles once."""
+    return _PARAMETER.sub(lambda m: constant(params[m.group(1)]), statement)

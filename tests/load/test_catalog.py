@@ -7,6 +7,7 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
@@ -525,6 +526,30 @@ def test_literals_quote_every_value_and_match_nothing_when_empty() -> None:
     assert con.execute(
         f"SELECT count(*) FROM (VALUES ('a')) t(x) WHERE x IN ({sql.literals([])})"
     ).fetchone() == (0,)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [None, True, False, 0, -7, 2**62, 0.1, 67.6810155972839, 1e-300, -2.5e300, float("inf"),
+     "plain", "it's $ws", "", ["a", "b'c"], [0, 1, 2], [0.1, None], datetime(2026, 5, 1, 9, 30, 1, 250)],
+)  # fmt: skip
+def test_a_constant_is_the_value_a_parameter_binds(value: object) -> None:
+    """Inlined constants stand for parameters: the same value, of the same type (a
+    float exactly, through its shortest spelling)."""
+    con = duckdb.connect()
+    inlined = con.execute(f"SELECT {sql.constant(value)} AS v, typeof(v)").fetchone()
+    bound = con.execute("SELECT $v AS v, typeof(v)", {"v": value}).fetchone()
+    assert inlined == bound
+
+
+def test_inline_replaces_every_named_parameter() -> None:
+    statement = sql.inline("SELECT $a + $ab, $a IS NULL, $s", {"a": 1, "ab": 2.5, "s": "x'y"})
+    assert statement == "SELECT 1 + '2.5'::DOUBLE, 1 IS NULL, 'x''y'"
+    assert duckdb.connect().execute(statement).fetchone() == (3.5, False, "x'y")
+    with pytest.raises(KeyError):
+        sql.inline("SELECT $missing", {})
+    with pytest.raises(TypeError):
+        sql.constant(object())
 
 
 def test_writer_folds_the_log_in_when_it_closes_not_every_few_commits(catalog: Path) -> None:

@@ -4,6 +4,7 @@ and index maintenance that is proportional to the new data."""
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 from pathlib import Path
@@ -396,3 +397,145 @@ def test_an_index_of_event_ids_migrates_to_numbered_events(tmp_path: Path) -> No
         q: [(h.event_id, h.score) for h in search(catalog, "default", q)] for q in queries
     } == expected
     assert all(expected[q] for q in queries)
+
+
+@pytest.fixture(scope="module")
+def demo_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from agentlake.demo import generate_claude_home
+
+    tmp = tmp_path_factory.mktemp("demo")
+    generate_claude_home(tmp / "home", seed=7, sessions=12)
+    catalog = tmp / "c.duckdb"
+    run_import(ImportOptions(catalog=catalog, workspace="default", home=tmp / "home", env={}))
+    return catalog
+
+
+def _reference_ranking(catalog: Path, query: str, limit: int = 20) -> list[tuple[str, float]]:
+    """BM25 (k1 = 1.2, b = 0.75) of ``query`` computed in Python from the index's rows:
+    every clause must match (a clause matches through any of its terms), excluded
+    terms drop the event, the score sums the parts of every matched term, rounded to
+    nine decimals, ties by the event's number in the index."""
+    from agentlake.load.catalog import load_fts
+
+    parsed = parse_query(query)
+    con = duckdb.connect(str(catalog), read_only=True)
+    try:
+        stemming = load_fts(con)
+        state = con.execute("SELECT docs, total_length FROM search_state").fetchone()
+        assert state is not None
+        docs, total = int(state[0]), int(state[1])
+
+        def stem(word: str) -> str:
+            row = con.execute("SELECT stem(?, 'porter')" if stemming else "SELECT ?", [word])
+            return str(row.fetchone()[0])  # type: ignore[index]
+
+        def terms_of(text: str, kind: str) -> list[str]:
+            if kind != "prefix":
+                return [stem(w) for w in text.split()]
+            return [t for (t,) in con.execute("SELECT term FROM search_terms WHERE starts_with(term, ?) "
+                                              "AND df > 0 ORDER BY df DESC LIMIT 64", [text]).fetchall()]  # fmt: skip
+
+        clauses = [
+            [t for atom in clause for t in terms_of(atom.text, atom.kind)]
+            for clause in parsed.clauses
+        ]
+        excluded = {stem(w) for w in parsed.excluded}
+        df = {
+            str(t): int(n) for t, n in con.execute("SELECT term, df FROM search_terms").fetchall()
+        }
+        postings: dict[str, dict[int, tuple[int, int]]] = {}
+        for term, doc, tf, dl in con.execute(
+            "SELECT term, doc, tf, dl FROM search_postings"
+        ).fetchall():
+            postings.setdefault(term, {})[doc] = (tf, dl)
+        event_of = dict(con.execute("SELECT doc, event_id FROM search_docs").fetchall())
+    finally:
+        con.close()
+    avgdl = total / docs
+
+    def part(term: str, doc: int) -> float:
+        tf, dl = postings[term][doc]
+        idf = math.log(1 + (docs - df[term] + 0.5) / (df[term] + 0.5))
+        return idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * dl / avgdl))
+
+    matched = set.intersection(*(
+        {d for t in clause for d in postings.get(t, {})} for clause in clauses))  # fmt: skip
+    matched -= {d for t in excluded for d in postings.get(t, {})}
+    scores = {
+        d: round(sum(part(t, d) for clause in clauses for t in clause if d in postings.get(t, {})), 9)
+        for d in matched
+    }  # fmt: skip
+    best = sorted(scores, key=lambda d: (-scores[d], d))[:limit]
+    return [(event_of[d], scores[d]) for d in best]
+
+
+def _demo_queries(catalog: Path) -> list[str]:
+    """Queries of every shape over words of the demo corpus, frequent and rare."""
+    con = duckdb.connect(str(catalog), read_only=True)
+    try:
+        texts = [
+            t
+            for (t,) in con.execute(
+                "SELECT text FROM events WHERE text IS NOT NULL ORDER BY event_id"
+            ).fetchall()
+        ]
+    finally:
+        con.close()
+    counts: dict[str, int] = {}
+    for text in texts:
+        for word in set(re.findall(r"[a-z]{4,12}", text.lower())):
+            counts[word] = counts.get(word, 0) + 1
+    ranked = sorted(counts, key=lambda w: (-counts[w], w))
+    a, b, c, d = (
+        ranked[0],
+        ranked[len(ranked) // 8],
+        ranked[len(ranked) // 3],
+        ranked[len(ranked) // 2],
+    )
+    return [
+        a, c, f"{a} {b}", f"{b} {c} {a}", f"{a} OR {c}", f"{b} OR {c} OR {d}", f"{a} {b} OR {c}",
+        f"{a} -{b}", f"{a} OR {b} -{c}", f"{a} {a}", f"{b} OR {b}", f"{b[:3]}*", f"{a} {c[:3]}* OR {d}",
+        f"{a} {b} {c} {d}", f"{a} OR {b} OR {c} OR {d}",
+    ]  # fmt: skip
+
+
+def test_ranking_matches_a_reference_bm25(demo_catalog: Path) -> None:
+    """Whatever statement ranks a query (one scan per term, clauses of alternatives
+    joined or stacked, clauses joined, exclusions anti-joined), its page is the one
+    BM25 computed from the index's rows gives: same events, same order, same scores."""
+    queries = _demo_queries(demo_catalog)
+    with_hits = 0
+    for query in queries:
+        expected = _reference_ranking(demo_catalog, query)
+        got = [(h.event_id, h.score) for h in search(demo_catalog, "default", query)]
+        assert [e for e, _ in got] == [e for e, _ in expected], query
+        assert [s for _, s in got] == pytest.approx([s for _, s in expected], abs=1e-9), query
+        with_hits += bool(expected)
+    assert with_hits >= len(queries) - 2  # the queries do reach events
+
+
+def test_a_read_only_connection_reads_the_collection_once(
+    catalog: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No one can write a catalog while a read-only connection holds it, so its
+    collection statistics are read on the first search only; a connection that can
+    write reads them on every search."""
+    import agentlake.search as searching
+    from agentlake.load.catalog import load_fts
+
+    reads: list[object] = []
+
+    def counted(con: duckdb.DuckDBPyConnection) -> bool:
+        reads.append(con)
+        return load_fts(con)
+
+    monkeypatch.setattr(searching, "load_fts", counted)
+    for read_only, expected in ((True, 1), (False, 3)):
+        reads.clear()
+        con = duckdb.connect(str(catalog), read_only=read_only)
+        try:
+            pages = [search(con, "default", "cache bug") for _ in range(3)]
+        finally:
+            con.close()
+        assert len(reads) == expected
+        assert pages[0] == pages[1] == pages[2] and pages[0]
