@@ -80,6 +80,9 @@ class RowSink:
         self._usage = _Columns(RAW_USAGE_SCHEMA)
         self._sessions: dict[str, dict[str, Any]] = {}
         self._retracted: list[tuple[str, str]] = []
+        # (session, native id) -> how many events and calls were emitted before its
+        # latest withdrawal: those of its rows are dropped when the batch is built.
+        self._withdrawn: dict[tuple[str, str], tuple[int, int]] = {}
         e = self._events.cols
         self._ev_append = (
             e["session_id"].append,
@@ -201,16 +204,8 @@ class RowSink:
         this batch now, those already in the catalog when the batch is committed (a
         rewind, or a message re-written whose last copy wins)."""
         self._retracted.append((session_id, native_id))
-        for columns, key in ((self._events, "native_id"), (self._usage, "native_id")):
-            cols = columns.cols
-            keep = [
-                i
-                for i, (s, n) in enumerate(zip(cols["session_id"], cols[key], strict=True))
-                if s != session_id or n != native_id
-            ]
-            if len(keep) != len(cols["session_id"]):
-                for values in cols.values():
-                    values[:] = [values[i] for i in keep]
+        emitted = (self.event_count, len(self._usage.cols["session_id"]))
+        self._withdrawn[(session_id, native_id)] = emitted
 
     @property
     def retracts(self) -> bool:
@@ -230,4 +225,22 @@ class RowSink:
             ],
             schema=RETRACTION_SCHEMA,
         )
-        return RawTables(self._events.table(), self._usage.table(), sessions.table(), retractions)
+        events, usage = self._events.table(), self._usage.table()
+        if self._withdrawn:
+            events = self._kept(events, 0)
+            usage = self._kept(usage, 1)
+        return RawTables(events, usage, sessions.table(), retractions)
+
+    def _kept(self, table: pa.Table, which: int) -> pa.Table:
+        """``table`` without the rows a later withdrawal took back (one pass over the
+        rows, however many withdrawals: re-scanning the batch at each one made a long
+        rewound session quadratic)."""
+        withdrawn = self._withdrawn
+        keys = zip(
+            table.column("session_id").to_pylist(),
+            table.column("native_id").to_pylist(),
+            strict=True,
+        )
+        gone = (k in withdrawn and i < withdrawn[k][which] for i, k in enumerate(keys))
+        mask = pa.array([not g for g in gone], pa.bool_())
+        return table if mask.true_count == table.num_rows else table.filter(mask)
