@@ -245,7 +245,11 @@ def test_compaction_sorts_postings_and_keeps_results(catalog: Path) -> None:
     with open_for_write(catalog) as con:
         assert CatalogWriter(con, "default").compact_search_index(min_tail=0) is not None
         state = con.execute("SELECT postings = sorted_postings FROM search_state").fetchone()
+        stored = [
+            t for (t,) in con.execute("SELECT term FROM search_postings ORDER BY rowid").fetchall()
+        ]
     assert state == (True,)
+    assert stored == sorted(stored) and len(set(stored)) > 10  # in term order, as stored
     after = [(h.event_id, round(h.score, 9)) for h in search(catalog, "default", "cache OR parser")]
     assert after == before
 
