@@ -165,10 +165,11 @@ def _prefix_terms(
     con: duckdb.DuckDBPyConnection, workspace: str, prefix: str
 ) -> list[tuple[str, int]]:
     """The :data:`PREFIX_EXPANSION` most frequent indexed terms starting with
-    ``prefix``, with their document frequencies."""
+    ``prefix`` (ties by spelling, so every page of a search expands it alike), with
+    their document frequencies."""
     statement = (
         "SELECT term, df FROM search_terms WHERE workspace = $ws AND starts_with(term, $p) "
-        "AND df > 0 ORDER BY df DESC LIMIT $n"
+        "AND df > 0 ORDER BY df DESC, term LIMIT $n"
     )
     params = {"ws": workspace, "p": prefix, "n": PREFIX_EXPANSION}
     rows = con.execute(sql.inline(statement, params)).fetchall()
@@ -478,16 +479,28 @@ t{j} AS (
 
 # What a clause adds to the score of each event it matches (c0, c1, …): its one term's
 # part, or the sum of the parts of its alternatives the event holds. Two alternatives
-# are outer-joined (faster than grouping, measured on a million events); more are
-# stacked and grouped (faster than a chain of outer joins).
+# are outer-joined (faster than grouping, measured on a million events); a few more
+# are stacked and grouped (faster than a chain of outer joins); many (a prefix's
+# expansion) are read in one scan, each posting joined to its term's idf (planning a
+# scan per term then costs more than it saves).
 _CLAUSE_ONE: Final = "\nc{i} AS (SELECT doc, part FROM t{j}),"
 _CLAUSE_TWO: Final = """
 c{i} AS (
     SELECT coalesce(a.doc, b.doc) AS doc, coalesce(a.part, 0) + coalesce(b.part, 0) AS part
     FROM t{j} a FULL JOIN t{k} b ON b.doc = a.doc
 ),"""
-_CLAUSE_ANY: Final = """
+_CLAUSE_FEW: Final = """
 c{i} AS (SELECT doc, sum(part) AS part FROM ({stacked}) GROUP BY doc),"""
+_CLAUSE_MANY: Final = """
+c{i} AS (
+    SELECT p.doc, sum(w.idf * p.tf * ($k1 + 1) / (p.tf + $k1 * (1 - $b + $b * p.dl / $avgdl))) AS part
+    FROM search_postings p
+    JOIN (SELECT term, ln(1 + ($n - df + 0.5) / (df + 0.5)) AS idf
+          FROM (SELECT unnest({terms}) AS term, unnest({dfs}) AS df)) w ON w.term = p.term
+    WHERE p.workspace = $ws AND p.term IN ({listed})
+    GROUP BY p.doc
+),"""
+_FEW_MAX: Final = 8  # alternatives stacked; more are read in one scan
 
 
 def _clauses_sql(clauses: list[list[tuple[str, int]]]) -> str:
@@ -495,6 +508,11 @@ def _clauses_sql(clauses: list[list[tuple[str, int]]]) -> str:
     and the others) from each clause's terms and their document frequencies."""
     terms, tables, j = [], [], 0
     for i, clause in enumerate(clauses):
+        if len(clause) > _FEW_MAX:
+            names, dfs = [t for t, _ in clause], [int(df) for _, df in clause]
+            tables.append(_CLAUSE_MANY.format(
+                i=i, terms=sql.constant(names), dfs=sql.constant(dfs), listed=sql.literals(names)))  # fmt: skip
+            continue
         first = j
         for term, df in clause:
             terms.append(_TERM.format(j=j, df=int(df), term=sql.constant(term)))
@@ -505,13 +523,24 @@ def _clauses_sql(clauses: list[list[tuple[str, int]]]) -> str:
             tables.append(_CLAUSE_TWO.format(i=i, j=first, k=first + 1))
         else:
             stacked = " UNION ALL ".join(f"SELECT doc, part FROM t{t}" for t in range(first, j))
-            tables.append(_CLAUSE_ANY.format(i=i, stacked=stacked))
+            tables.append(_CLAUSE_FEW.format(i=i, stacked=stacked))
     return "".join(terms + tables)
 
 
+_JOIN_MAX: Final = 24  # clauses joined; more are stacked and counted
+
+
 def _scored_sql(nclauses: int) -> str:
-    """An event matches when it matched every clause: the clauses joined on it, their
-    parts summed in clause order."""
+    """An event matches when it matched every clause. Up to :data:`_JOIN_MAX` clauses
+    are joined on the event, their parts summed in clause order; more are stacked and
+    grouped by event, which matched them all when it has a row of each (planning a join
+    of many clauses took DuckDB longer than running it: 0.3 s for seventy)."""
+    if nclauses > _JOIN_MAX:
+        stacked = " UNION ALL ".join(f"SELECT doc, part FROM c{i}" for i in range(nclauses))
+        return (
+            f"SELECT c0.doc, round(sum(c0.part) * 1e9) AS key FROM ({stacked}) c0 /* excluded */ "
+            f"GROUP BY c0.doc HAVING count(*) = {nclauses}"
+        )
     total = " + ".join(f"c{i}.part" for i in range(nclauses))
     joins = "".join(f" JOIN c{i} ON c{i}.doc = c0.doc" for i in range(1, nclauses))
     return f"SELECT c0.doc, round(({total}) * 1e9) AS key FROM c0{joins} /* excluded */"

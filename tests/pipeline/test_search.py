@@ -437,7 +437,7 @@ def _reference_ranking(catalog: Path, query: str, limit: int = 20) -> list[tuple
             if kind != "prefix":
                 return [stem(w) for w in text.split()]
             return [t for (t,) in con.execute("SELECT term FROM search_terms WHERE starts_with(term, ?) "
-                                              "AND df > 0 ORDER BY df DESC LIMIT 64", [text]).fetchall()]  # fmt: skip
+                                              "AND df > 0 ORDER BY df DESC, term LIMIT 64", [text]).fetchall()]  # fmt: skip
 
         clauses = [
             [t for atom in clause for t in terms_of(atom.text, atom.kind)]
@@ -499,7 +499,9 @@ def _demo_queries(catalog: Path) -> list[str]:
     return [
         a, c, f"{a} {b}", f"{b} {c} {a}", f"{a} OR {c}", f"{b} OR {c} OR {d}", f"{a} {b} OR {c}",
         f"{a} -{b}", f"{a} OR {b} -{c}", f"{a} {a}", f"{b} OR {b}", f"{b[:3]}*", f"{a} {c[:3]}* OR {d}",
-        f"{a} {b} {c} {d}", f"{a} OR {b} OR {c} OR {d}",
+        f"{a} {b} {c} {d}", f"{a} OR {b} OR {c} OR {d}", " OR ".join(ranked[5:80:7]),
+        f"{a} {b[0]}*", f"{c} {d} OR {c[0]}*",
+        " ".join([a] * 13 + [b] * 13), " ".join([a] * 20 + [f"{b} OR {c}"] * 6 + [f"-{d}"]),
     ]  # fmt: skip
 
 
