@@ -29,6 +29,8 @@ PREFIX_EXPANSION: Final = 64  # most frequent terms a prefix expands to
 SCORE_SCALE: Final = 1e9  # scores rank to nine decimals
 _TOKEN: Final = re.compile(r'"([^"]*)"|(\S+)')
 _WORD: Final = re.compile(r"[a-z0-9]+")
+_NON_SPACE: Final = re.compile(r"\S")
+_INDEXED: Final = 262_144  # characters of an event the index reads (search_tokenize.sql)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,20 +145,37 @@ class SearchHit:
 
 
 def snippet(text: str, words: list[str], width: int = 120) -> tuple[str, list[tuple[int, int]]]:
-    """A one-line window of ``text`` around the first match, and the spans of every
-    query word (by its start, so stems match their inflections) inside that window."""
-    flat = " ".join(text.split())
-    lowered = flat.lower()
-    hits = [m.start() for w in words for m in re.finditer(r"\b" + re.escape(w[:6]), lowered)]
-    at = min(hits) if hits else 0
-    start = max(0, at - width // 3)
+    """A one-line window of ``text`` (whitespace runs shown as one space) around the
+    first match, and the spans of every query word (by its start, so stems match their
+    inflections) inside that window.
+
+    Only the neighbourhood of the first match is normalized: a hit in a tool output of
+    megabytes costs what a short one does (joining its every word took milliseconds
+    per hit), and the match is looked for where the index read the event. The window
+    is the one the whole text would give unless whitespace runs longer than the window
+    surround the match."""
+    firsts = [
+        m.start()
+        for w in words
+        if (m := re.compile(r"\b" + re.escape(w[:6]), re.IGNORECASE).search(text, 0, _INDEXED))
+    ]
+    at = min(firsts, default=0)
+    lo, hi = max(0, at - 2 * width), at + 4 * width
+    flat = " ".join(text[lo:hi].split())
+    # Where the match lands in `flat`: after what precedes it, and the space between
+    # (none when it follows punctuation without a space).
+    before = " ".join(text[lo:at].split())
+    at_flat = len(before) + 1 if before and text[at - 1].isspace() else len(before)
+    start = max(0, at_flat - width // 3)
     piece = flat[start : start + width]
     spans = []
     for w in words:
         for m in re.finditer(r"\b" + re.escape(w[:6]) + r"\w*", piece.lower()):
             spans.append((m.start(), m.end()))
-    prefix = "…" if start else ""
-    suffix = "…" if start + width < len(flat) else ""
+    more_before = start > 0 or (lo > 0 and _NON_SPACE.search(text, 0, lo) is not None)
+    more_after = start + width < len(flat) or _NON_SPACE.search(text, hi) is not None
+    prefix = "…" if more_before else ""
+    suffix = "…" if more_after else ""
     shift = len(prefix)
     return prefix + piece + suffix, sorted((a + shift, b + shift) for a, b in set(spans))
 

@@ -545,3 +545,49 @@ def test_a_read_only_connection_reads_the_collection_once(
             con.close()
         assert len(reads) == expected
         assert pages[0] == pages[1] == pages[2] and pages[0]
+
+
+def _whole_text_snippet(
+    text: str, words: list[str], width: int = 120
+) -> tuple[str, list[tuple[int, int]]]:
+    """The snippet rule applied to the whole text at once (what :func:`snippet` must
+    give while whitespace runs are short)."""
+    flat = " ".join(text.split())
+    lowered = flat.lower()
+    hits = [m.start() for w in words for m in re.finditer(r"\b" + re.escape(w[:6]), lowered)]
+    start = max(0, min(hits, default=0) - width // 3)
+    piece = flat[start : start + width]
+    spans = {
+        (m.start(), m.end())
+        for w in words
+        for m in re.finditer(r"\b" + re.escape(w[:6]) + r"\w*", piece.lower())
+    }
+    prefix, suffix = "…" if start else "", "…" if start + width < len(flat) else ""
+    return prefix + piece + suffix, sorted((a + len(prefix), b + len(prefix)) for a, b in spans)
+
+
+def test_a_snippet_reads_only_around_the_match_and_shows_what_the_whole_text_would() -> None:
+    import random
+
+    from agentlake.search import snippet
+
+    rng = random.Random(5)
+    vocabulary = ["cache", "Caching", "bug", "parser", "loader", "x", "(cache)", "a/b", "ÉTÉ", "42"]
+    for _ in range(400):
+        n = rng.choice([0, 1, 5, 30, 200, 2000])
+        parts = [
+            rng.choice(vocabulary) + rng.choice([" ", "  ", "\n", "\t ", "", ", "])
+            for _ in range(n)
+        ]
+        text = rng.choice(["", " ", "\n"]) + "".join(parts)
+        words = rng.sample(["cache", "bug", "parser", "absent"], rng.randint(1, 3))
+        width = rng.choice([20, 60, 120])
+        assert snippet(text, words, width) == _whole_text_snippet(text, words, width), (text, words)
+    huge = "noise " * 20_000 + "the cache bug " + "tail " * 900_000  # 4.6 MB
+    shown, spans = snippet(huge, ["cache"])
+    assert shown.startswith("…") and shown.endswith("…") and "cache bug" in shown
+    assert [shown[a:b] for a, b in spans] == ["cache"]
+    # Past a whitespace run longer than the window, the snippet only says there is more.
+    assert snippet("cache" + " " * 2000 + "end", ["cache"]) == ("cache…", [(0, 5)])
+    # A word only found past what the index reads is not looked for there.
+    assert snippet("x " * 200_000 + "cache", ["cache"])[0].startswith("x x x")
