@@ -408,10 +408,11 @@ def _rank(
 ) -> list[_Ranked]:
     """One page of events, best first (ties by their number in the index)."""
     ranked = _RANKED_PLAIN if plain else _RANKED_FILTERED.replace("/* phrases */", phrase_sql)
+    clauses = _clauses_sql(params["clauses"])
     statement = (
         _SEARCH_SQL.replace("/* ranked */", ranked)
-        .replace("/* clauses */", _clauses_sql(params["clauses"]))
-        .replace("/* scored */", _scored_sql(len(params["clauses"])))
+        .replace("/* clauses */", clauses.sql)
+        .replace("/* scored */", _scored_sql(clauses))
     )
     if params["excluded"]:
         statement = statement.replace("/* excluded */", _EXCLUDED).replace(
@@ -485,24 +486,29 @@ scored AS (/* scored */),
 SELECT doc, key FROM ranked ORDER BY key DESC, doc
 """
 
-# What one term adds to the score of each event holding it (BM25). Statistics ($n,
-# $avgdl, the df) are those of the snapshot the first page pinned; being constants, the
-# idf folds before the scan, and the constant term prunes the scan to its row groups.
-_TERM: Final = """
-t{j} AS (
-    SELECT p.doc, ln(1 + ($n - {df} + 0.5) / ({df} + 0.5)) * p.tf * ($k1 + 1)
-                  / (p.tf + $k1 * (1 - $b + $b * p.dl / $avgdl)) AS part
-    FROM search_postings p
-    WHERE p.workspace = $ws AND p.term = {term}
-),"""
+# What one term adds to the score of each event holding it (BM25), from a posting `{p}`.
+# Statistics ($n, $avgdl, the df) are those of the snapshot the first page pinned; being
+# constants, the idf folds before the scan.
+_PART: Final = (
+    "ln(1 + ($n - {df} + 0.5) / ({df} + 0.5)) * {p}.tf * ($k1 + 1)"
+    " / ({p}.tf + $k1 * (1 - $b + $b * {p}.dl / $avgdl))"
+)
+# One term's postings (a constant term prunes the scan to its row groups).
+_POSTINGS: Final = (
+    "SELECT p.doc, p.tf, p.dl FROM search_postings p WHERE p.workspace = $ws AND p.term = {term}"
+)
+_TERM: Final = (
+    "\nt{j} AS (SELECT p.doc, " + _PART.format(df="{df}", p="p") + " AS part FROM ({postings}) p),"
+)
 
-# What a clause adds to the score of each event it matches (c0, c1, …): its one term's
-# part, or the sum of the parts of its alternatives the event holds. Two alternatives
-# are outer-joined (faster than grouping, measured on a million events); a few more
-# are stacked and grouped (faster than a chain of outer joins); many (a prefix's
+# Each clause (c0, c1, …): the events it matches. A clause of one term is that term's
+# postings, scored once joined to the other clauses (only the events matching them all
+# are then scored). A clause of alternatives sums the parts of those an event holds:
+# two are outer-joined (faster than grouping, measured on a million events); a few
+# more are stacked and grouped (faster than a chain of outer joins); many (a prefix's
 # expansion) are read in one scan, each posting joined to its term's idf (planning a
 # scan per term then costs more than it saves).
-_CLAUSE_ONE: Final = "\nc{i} AS (SELECT doc, part FROM t{j}),"
+_CLAUSE_ONE: Final = "\nc{i} AS ({postings}),"
 _CLAUSE_TWO: Final = """
 c{i} AS (
     SELECT coalesce(a.doc, b.doc) AS doc, coalesce(a.part, 0) + coalesce(b.part, 0) AS part
@@ -522,47 +528,72 @@ c{i} AS (
 _FEW_MAX: Final = 8  # alternatives stacked; more are read in one scan
 
 
-def _clauses_sql(clauses: list[list[tuple[str, int]]]) -> str:
-    """A common table per term (:data:`_TERM`), then one per clause (:data:`_CLAUSE_ONE`
-    and the others) from each clause's terms and their document frequencies."""
-    terms, tables, j = [], [], 0
+class _Clauses(NamedTuple):
+    """The common tables of a query's clauses, and for each clause its score part as
+    an expression over its row (``{c}``: the clause's alias) and its postings' count."""
+
+    sql: str
+    parts: list[str]
+    sizes: list[int]
+
+
+def _clauses_sql(clauses: list[list[tuple[str, int]]]) -> _Clauses:
+    """The common tables of ``clauses`` (each a list of its terms and their document
+    frequencies): one per term of a clause of a few alternatives (:data:`_TERM`), then
+    one per clause (:data:`_CLAUSE_ONE` and the others)."""
+    terms, tables, parts, j = [], [], [], 0
     for i, clause in enumerate(clauses):
-        if len(clause) > _FEW_MAX:
-            names, dfs = [t for t, _ in clause], [int(df) for _, df in clause]
+        names, dfs = [t for t, _ in clause], [int(df) for _, df in clause]
+        parts.append("{c}.part")
+        if len(clause) == 1:
+            tables.append(
+                _CLAUSE_ONE.format(i=i, postings=_POSTINGS.format(term=sql.constant(names[0])))
+            )
+            parts[-1] = _PART.format(df=dfs[0], p="{c}")
+        elif len(clause) > _FEW_MAX:
             tables.append(_CLAUSE_MANY.format(
                 i=i, terms=sql.constant(names), dfs=sql.constant(dfs), listed=sql.literals(names)))  # fmt: skip
-            continue
-        first = j
-        for term, df in clause:
-            terms.append(_TERM.format(j=j, df=int(df), term=sql.constant(term)))
-            j += 1
-        if len(clause) == 1:
-            tables.append(_CLAUSE_ONE.format(i=i, j=first))
-        elif len(clause) == 2:
-            tables.append(_CLAUSE_TWO.format(i=i, j=first, k=first + 1))
         else:
-            stacked = " UNION ALL ".join(f"SELECT doc, part FROM t{t}" for t in range(first, j))
-            tables.append(_CLAUSE_FEW.format(i=i, stacked=stacked))
-    return "".join(terms + tables)
+            first = j
+            for term, df in clause:
+                postings = _POSTINGS.format(term=sql.constant(term))
+                terms.append(_TERM.format(j=j, df=df, postings=postings))
+                j += 1
+            if len(clause) == 2:
+                tables.append(_CLAUSE_TWO.format(i=i, j=first, k=first + 1))
+            else:
+                stacked = " UNION ALL ".join(f"SELECT doc, part FROM t{t}" for t in range(first, j))
+                tables.append(_CLAUSE_FEW.format(i=i, stacked=stacked))
+    return _Clauses("".join(terms + tables), parts, [sum(int(df) for _, df in c) for c in clauses])
 
 
 _JOIN_MAX: Final = 24  # clauses joined; more are stacked and counted
 
 
-def _scored_sql(nclauses: int) -> str:
+def _scored_sql(clauses: _Clauses) -> str:
     """An event matches when it matched every clause. Up to :data:`_JOIN_MAX` clauses
-    are joined on the event, their parts summed in clause order; more are stacked and
-    grouped by event, which matched them all when it has a row of each (planning a join
-    of many clauses took DuckDB longer than running it: 0.3 s for seventy)."""
-    if nclauses > _JOIN_MAX:
-        stacked = " UNION ALL ".join(f"SELECT doc, part FROM c{i}" for i in range(nclauses))
-        return (
-            f"SELECT c0.doc, round(sum(c0.part) * 1e9) AS key FROM ({stacked}) c0 /* excluded */ "
-            f"GROUP BY c0.doc HAVING count(*) = {nclauses}"
+    are joined on the event, their parts summed in clause order, the largest clause
+    first: DuckDB, which cannot tell one term's postings from another's count, then
+    builds its hash tables from the smaller ones and pushes their range into the
+    largest one's scan (a rare word with a frequent one: 26 -> 13 ms). More clauses are
+    stacked and grouped by event, which matched them all when it has a row of each
+    (planning a join of many clauses took DuckDB longer than running it: 0.3 s for
+    seventy). The first table is ``m`` (exclusions join it)."""
+    n = len(clauses.parts)
+    if n > _JOIN_MAX:
+        stacked = " UNION ALL ".join(
+            f"SELECT c{i}.doc, {part.format(c=f'c{i}')} AS part FROM c{i}"
+            for i, part in enumerate(clauses.parts)
         )
-    total = " + ".join(f"c{i}.part" for i in range(nclauses))
-    joins = "".join(f" JOIN c{i} ON c{i}.doc = c0.doc" for i in range(1, nclauses))
-    return f"SELECT c0.doc, round(({total}) * 1e9) AS key FROM c0{joins} /* excluded */"
+        return (
+            f"SELECT m.doc, round(sum(m.part) * 1e9) AS key FROM ({stacked}) m /* excluded */ "
+            f"GROUP BY m.doc HAVING count(*) = {n}"
+        )
+    order = sorted(range(n), key=lambda i: -clauses.sizes[i])
+    alias = {i: "m" if i == order[0] else f"c{i}" for i in range(n)}
+    total = " + ".join(part.format(c=alias[i]) for i, part in enumerate(clauses.parts))
+    joins = "".join(f" JOIN c{i} ON c{i}.doc = m.doc" for i in order[1:])
+    return f"SELECT m.doc, round(({total}) * 1e9) AS key FROM c{order[0]} m{joins} /* excluded */"
 
 
 # The hits' rows, read through the event id index. DuckDB serves only a filter on the
@@ -600,7 +631,7 @@ def _events_by_id(
 _EXCLUDED: Final = """
     ANTI JOIN (SELECT x.doc FROM search_postings x
                WHERE x.workspace = $ws AND x.term IN (/* excluded terms */)) gone
-    ON gone.doc = c0.doc
+    ON gone.doc = m.doc
 """
 
 # Filters read only the small columns of the matching events; the text of the winners
