@@ -414,63 +414,77 @@ def demo_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return catalog
 
 
-def _reference_ranking(catalog: Path, query: str, limit: int = 20) -> list[tuple[str, float]]:
-    """BM25 (k1 = 1.2, b = 0.75) of ``query`` computed in Python from the index's rows:
-    every clause must match (a clause matches through any of its terms), excluded
-    terms drop the event, the score sums the parts of every matched term, rounded to
-    nine decimals, ties by the event's number in the index."""
-    from agentlake.load.catalog import load_fts
+class _ReferenceIndex:
+    """The index's rows read into Python, and BM25 (k1 = 1.2, b = 0.75) over them: the
+    rule the catalog's ranking must follow. Every clause must match (a clause matches
+    through any of its terms; a phrase alone in its clause is a clause per indexed word,
+    and its words must then appear in order in the event's text), excluded terms drop
+    the event, the score sums the parts of every matched term, rounded to nine
+    decimals, ties by the event's number in the index."""
 
-    parsed = parse_query(query)
-    con = duckdb.connect(str(catalog), read_only=True)
-    try:
-        stemming = load_fts(con)
-        state = con.execute("SELECT docs, total_length FROM search_state").fetchone()
+    def __init__(self, catalog: Path) -> None:
+        from agentlake.load.catalog import load_fts
+
+        self.con = duckdb.connect(str(catalog), read_only=True)
+        self.stemming = load_fts(self.con)
+        state = self.con.execute("SELECT docs, total_length FROM search_state").fetchone()
         assert state is not None
-        docs, total = int(state[0]), int(state[1])
-
-        def stem(word: str) -> str:
-            row = con.execute("SELECT stem(?, 'porter')" if stemming else "SELECT ?", [word])
-            return str(row.fetchone()[0])  # type: ignore[index]
-
-        def terms_of(text: str, kind: str) -> list[str]:
-            if kind != "prefix":
-                return [stem(w) for w in text.split()]
-            return [t for (t,) in con.execute("SELECT term FROM search_terms WHERE starts_with(term, ?) "
-                                              "AND df > 0 ORDER BY df DESC, term LIMIT 64", [text]).fetchall()]  # fmt: skip
-
-        clauses = [
-            [t for atom in clause for t in terms_of(atom.text, atom.kind)]
-            for clause in parsed.clauses
-        ]
-        excluded = {stem(w) for w in parsed.excluded}
-        df = {
-            str(t): int(n) for t, n in con.execute("SELECT term, df FROM search_terms").fetchall()
-        }
-        postings: dict[str, dict[int, tuple[int, int]]] = {}
-        for term, doc, tf, dl in con.execute(
+        self.docs, self.avgdl = int(state[0]), int(state[1]) / int(state[0])
+        rows = self.con.execute("SELECT term, df FROM search_terms WHERE df > 0").fetchall()
+        self.df = {str(t): int(n) for t, n in rows}
+        self.postings: dict[str, dict[int, tuple[int, int]]] = {}
+        for term, doc, tf, dl in self.con.execute(
             "SELECT term, doc, tf, dl FROM search_postings"
         ).fetchall():
-            postings.setdefault(term, {})[doc] = (tf, dl)
-        event_of = dict(con.execute("SELECT doc, event_id FROM search_docs").fetchall())
-    finally:
-        con.close()
-    avgdl = total / docs
+            self.postings.setdefault(term, {})[doc] = (tf, dl)
+        self.event_of = dict(self.con.execute("SELECT doc, event_id FROM search_docs").fetchall())
 
-    def part(term: str, doc: int) -> float:
-        tf, dl = postings[term][doc]
-        idf = math.log(1 + (docs - df[term] + 0.5) / (df[term] + 0.5))
-        return idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * dl / avgdl))
+    def close(self) -> None:
+        self.con.close()
 
-    matched = set.intersection(*(
-        {d for t in clause for d in postings.get(t, {})} for clause in clauses))  # fmt: skip
-    matched -= {d for t in excluded for d in postings.get(t, {})}
-    scores = {
-        d: round(sum(part(t, d) for clause in clauses for t in clause if d in postings.get(t, {})), 9)
-        for d in matched
-    }  # fmt: skip
-    best = sorted(scores, key=lambda d: (-scores[d], d))[:limit]
-    return [(event_of[d], scores[d]) for d in best]
+    def stem(self, word: str) -> str:
+        row = self.con.execute("SELECT stem(?, 'porter')" if self.stemming else "SELECT ?", [word])
+        return str(row.fetchone()[0])  # type: ignore[index]
+
+    def terms_of(self, text: str, kind: str) -> list[str]:
+        if kind != "prefix":
+            return [self.stem(w) for w in text.split()]
+        return [t for (t,) in self.con.execute("SELECT term FROM search_terms WHERE starts_with(term, ?) "
+                                               "AND df > 0 ORDER BY df DESC, term LIMIT 64", [text]).fetchall()]  # fmt: skip
+
+    def part(self, term: str, doc: int) -> float:
+        tf, dl = self.postings[term][doc]
+        idf = math.log(1 + (self.docs - self.df[term] + 0.5) / (self.df[term] + 0.5))
+        return idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * dl / self.avgdl))
+
+    def rank(self, query: str, limit: int = 20) -> list[tuple[str, float]]:
+        parsed = parse_query(query)
+        clauses: list[list[str]] = []
+        for clause in parsed.clauses:
+            if len(clause) == 1 and clause[0].kind == "phrase":
+                indexed = [t for t in self.terms_of(clause[0].text, "phrase") if t in self.df]
+                if indexed:
+                    clauses += [[t] for t in indexed]
+                    continue
+            clauses.append([t for atom in clause for t in self.terms_of(atom.text, atom.kind)])
+        matched = set.intersection(*(
+            {d for t in clause for d in self.postings.get(t, {})} for clause in clauses))  # fmt: skip
+        matched -= {d for w in parsed.excluded for d in self.postings.get(self.stem(w), {})}
+        for phrase in parsed.phrases:
+            pattern = re.compile("[^a-z0-9]+".join(phrase.split()), re.IGNORECASE)
+            bodies = self.con.execute(
+                "SELECT d.doc, concat_ws(' ', e.text, CAST(e.tool_input AS VARCHAR)) "
+                "FROM search_docs d JOIN events e USING (workspace, event_id) "
+                f"WHERE d.doc IN ({', '.join(map(str, matched)) or 'NULL'})"
+            ).fetchall()
+            matched = {d for d, body in bodies if pattern.search(body or "")}
+        scores = {
+            d: round(sum(self.part(t, d) for clause in clauses for t in clause
+                         if d in self.postings.get(t, {})), 9)
+            for d in matched
+        }  # fmt: skip
+        best = sorted(scores, key=lambda d: (-scores[d], d))[:limit]
+        return [(self.event_of[d], scores[d]) for d in best]
 
 
 def _demo_queries(catalog: Path) -> list[str]:
@@ -510,14 +524,59 @@ def test_ranking_matches_a_reference_bm25(demo_catalog: Path) -> None:
     joined or stacked, clauses joined, exclusions anti-joined), its page is the one
     BM25 computed from the index's rows gives: same events, same order, same scores."""
     queries = _demo_queries(demo_catalog)
+    index = _ReferenceIndex(demo_catalog)
     with_hits = 0
     for query in queries:
-        expected = _reference_ranking(demo_catalog, query)
+        expected = index.rank(query)
         got = [(h.event_id, h.score) for h in search(demo_catalog, "default", query)]
         assert [e for e, _ in got] == [e for e, _ in expected], query
         assert [s for _, s in got] == pytest.approx([s for _, s in expected], abs=1e-9), query
         with_hits += bool(expected)
+    index.close()
     assert with_hits >= len(queries) - 2  # the queries do reach events
+
+
+def test_random_queries_rank_as_the_reference_does(demo_catalog: Path) -> None:
+    """Seeded random queries of every shape the language has (clauses of one to
+    twelve alternatives, prefixes, phrases of adjacent words, stop words, absent
+    words, exclusions, up to thirty clauses) rank as :class:`_ReferenceIndex` does."""
+    import random
+
+    con = duckdb.connect(str(demo_catalog), read_only=True)
+    try:
+        texts = [t for (t,) in con.execute("SELECT text FROM events WHERE text IS NOT NULL ORDER BY event_id").fetchall()]  # fmt: skip
+    finally:
+        con.close()
+    rng = random.Random(11)
+    tokens = [re.findall(r"[a-z0-9]+", t.lower()) for t in texts]
+    words = sorted({w for ts in tokens for w in ts if len(w) > 2}) + ["the", "absentword"]
+    pairs = sorted({(a, b) for ts in tokens for a, b in zip(ts, ts[1:], strict=False) if a != b})
+
+    def atom() -> str:
+        kind = rng.random()
+        if kind < 0.12:
+            return rng.choice(words)[: rng.randint(1, 3)] + "*"
+        if kind < 0.22:
+            return '"{} {}"'.format(*rng.choice(pairs))
+        return rng.choice(words)
+
+    index = _ReferenceIndex(demo_catalog)
+    with_hits = 0
+    try:
+        for _ in range(80):
+            n = rng.choice([1, 1, 2, 2, 3, 4, 30])
+            clauses = [" OR ".join(atom() for _ in range(rng.choice([1, 1, 1, 2, 3, 12])))
+                       for _ in range(n)]  # fmt: skip
+            excluded = [f"-{rng.choice(words)}" for _ in range(rng.choice([0, 0, 1, 2]))]
+            query = " ".join(clauses + excluded)
+            expected = index.rank(query)
+            got = [(h.event_id, h.score) for h in search(demo_catalog, "default", query)]
+            assert [e for e, _ in got] == [e for e, _ in expected], query
+            assert [s for _, s in got] == pytest.approx([s for _, s in expected], abs=1e-9), query
+            with_hits += bool(expected)
+    finally:
+        index.close()
+    assert with_hits >= 30
 
 
 def test_a_read_only_connection_reads_the_collection_once(
