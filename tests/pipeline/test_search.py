@@ -541,6 +541,7 @@ def test_random_queries_rank_as_the_reference_does(demo_catalog: Path) -> None:
     twelve alternatives, prefixes, phrases of adjacent words, stop words, absent
     words, exclusions, up to thirty clauses) rank as :class:`_ReferenceIndex` does."""
     import random
+    from itertools import pairwise
 
     con = duckdb.connect(str(demo_catalog), read_only=True)
     try:
@@ -548,9 +549,9 @@ def test_random_queries_rank_as_the_reference_does(demo_catalog: Path) -> None:
     finally:
         con.close()
     rng = random.Random(11)
-    tokens = [re.findall(r"[a-z0-9]+", t.lower()) for t in texts]
-    words = sorted({w for ts in tokens for w in ts if len(w) > 2}) + ["the", "absentword"]
-    pairs = sorted({(a, b) for ts in tokens for a, b in zip(ts, ts[1:], strict=False) if a != b})
+    tokens: list[list[str]] = [re.findall(r"[a-z0-9]+", str(t).lower()) for t in texts]
+    words = [*sorted({w for ts in tokens for w in ts if len(w) > 2}), "the", "absentword"]
+    pairs = sorted({(a, b) for ts in tokens for a, b in pairwise(ts) if a != b})
 
     def atom() -> str:
         kind = rng.random()
