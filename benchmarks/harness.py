@@ -53,7 +53,7 @@ from agentlake.demo import DemoStats
 from . import corpus
 from .budgets import BUDGETS, check_all, missed
 from .errors import PhaseError, PhaseSkipped, Stopped
-from .measure import ChildRun, percentile, run_child, stop_current_child, summarize
+from .measure import ChildRun, interrupt, percentile, run_child, stop_current_child, summarize
 from .reports import (
     CCUSAGE_VERSION,
     ccusage_version,
@@ -422,13 +422,14 @@ def _cli_env(work: Path) -> dict[str, str]:
 
 @contextmanager
 def _stop_signals(max_wall_s: float | None) -> Iterator[None]:
-    """SIGINT and SIGTERM (and SIGALRM after ``max_wall_s``) raise :class:`Stopped`."""
+    """SIGINT and SIGTERM (and SIGALRM after ``max_wall_s``) raise :class:`Stopped`
+    (through :func:`interrupt`: held back while a child is being started)."""
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
-        raise Stopped(f"stopped by {signal.Signals(signum).name}", 128 + signum)
+        interrupt(Stopped(f"stopped by {signal.Signals(signum).name}", 128 + signum))
 
     def on_alarm(_signum: int, _frame: FrameType | None) -> None:
-        raise Stopped(f"--max-wall of {max_wall_s:g} s exceeded", EXIT_MAX_WALL)
+        interrupt(Stopped(f"--max-wall of {max_wall_s:g} s exceeded", EXIT_MAX_WALL))
 
     previous = {
         sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)

@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Final
@@ -27,6 +27,7 @@ from typing import IO, Final
 __all__ = [
     "ChildRun",
     "RssSampler",
+    "interrupt",
     "percentile",
     "process_tree",
     "run_child",
@@ -41,6 +42,10 @@ _KILL_GRACE_S: Final = 2.0
 
 _current: subprocess.Popen[bytes] | None = None
 _current_lock = threading.Lock()
+# A stop (a signal handler's exception, see :func:`interrupt`) that arrived while a child
+# was being started: raised once the child is registered, so that it is killed.
+_starting = False
+_deferred: BaseException | None = None
 
 
 def percentile(samples: Sequence[float], pct: float) -> float:
@@ -177,6 +182,31 @@ class ChildRun:
     rss_interval_s: float = RSS_INTERVAL_S
 
 
+def interrupt(stop: BaseException) -> None:
+    """Raise ``stop`` (from a signal handler): now, or, while :func:`run_child` is
+    starting its child, as soon as the child is registered. Raised inside
+    ``subprocess.Popen``, after the fork, it would leave a child no one knows to kill."""
+    global _deferred
+    if _starting:
+        _deferred = stop
+        return
+    raise stop
+
+
+@contextlib.contextmanager
+def _stops_deferred() -> Iterator[None]:
+    """Hold back :func:`interrupt` for the duration of the block, then raise it."""
+    global _starting, _deferred
+    _starting = True
+    try:
+        yield
+    finally:
+        _starting = False
+        stop, _deferred = _deferred, None
+        if stop is not None:
+            raise stop
+
+
 def _register(proc: subprocess.Popen[bytes] | None) -> None:
     global _current
     with _current_lock:
@@ -189,24 +219,47 @@ def _reap(pid: int) -> None:
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the child's process group, SIGKILL it after a short grace, reap it."""
-    if proc.returncode is not None:
+    """SIGTERM the child's process group, SIGKILL it after a short grace, reap it; then
+    end whatever is left of the group."""
+    if proc.returncode is not None:  # it ended by itself: what it left in its group goes
+        _end_group(proc.pid)
         return
-    for sig, grace in ((signal.SIGTERM, _KILL_GRACE_S), (signal.SIGKILL, None)):
+    try:
+        for sig, grace in ((signal.SIGTERM, _KILL_GRACE_S), (signal.SIGKILL, None)):
+            try:
+                os.killpg(proc.pid, sig)
+            except ProcessLookupError:
+                break
+            if grace is None:
+                break
+            deadline = time.monotonic() + grace
+            while time.monotonic() < deadline:
+                try:
+                    if os.waitpid(proc.pid, os.WNOHANG) != (0, 0):
+                        proc.returncode = -int(sig)
+                        return
+                except ChildProcessError:  # reaped already (it ended by itself)
+                    return
+                time.sleep(0.02)
+        _reap(proc.pid)
+        proc.returncode = -int(signal.SIGKILL)
+    finally:
+        _end_group(proc.pid)
+
+
+def _end_group(pgid: int, wait_s: float = _KILL_GRACE_S) -> None:
+    """SIGKILL what is left of process group ``pgid`` once its leader is gone, and wait
+    until no member remains: they are not this process's children (their parent, the
+    leader, is dead, and init reaps them), so nothing else would wait for them."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGKILL)
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
         try:
-            os.killpg(proc.pid, sig)
+            os.killpg(pgid, 0)
         except ProcessLookupError:
-            break
-        if grace is None:
-            break
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline:
-            if os.waitpid(proc.pid, os.WNOHANG) != (0, 0):
-                proc.returncode = -int(sig)
-                return
-            time.sleep(0.02)
-    _reap(proc.pid)
-    proc.returncode = -int(signal.SIGKILL)
+            return
+        time.sleep(0.01)
 
 
 def stop_current_child() -> bool:
@@ -240,13 +293,16 @@ def run_child(
     (:class:`subprocess.TimeoutExpired` for a timeout)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
-        proc = subprocess.Popen(
-            list(argv), stdout=out, stderr=err, env=dict(env) if env is not None else None,
-            start_new_session=True,
-        )  # fmt: skip
-        _register(proc)
-        sampler = RssSampler(proc.pid) if sample_rss else None
+        proc: subprocess.Popen[bytes] | None = None
+        sampler: RssSampler | None = None
         try:
+            with _stops_deferred():
+                proc = subprocess.Popen(
+                    list(argv), stdout=out, stderr=err, env=dict(env) if env is not None else None,
+                    start_new_session=True,
+                )  # fmt: skip
+                _register(proc)
+            sampler = RssSampler(proc.pid) if sample_rss else None
             if sampler is not None:
                 sampler.start()
             status, usage = _wait(proc, timeout)
@@ -254,7 +310,8 @@ def run_child(
         finally:
             if sampler is not None:
                 sampler.stop()
-            _kill_group(proc)
+            if proc is not None:
+                _kill_group(proc)
             _register(None)
         return ChildRun(
             argv=tuple(argv),

@@ -470,3 +470,36 @@ def test_statement_timing_counts_every_statement_of_an_import(tmp_path: Path) ->
     assert any(key.startswith("CREATE OR REPLACE TEMP TABLE new_postings") for key in times.calls)
     assert 0 < times.total == sum(times.seconds.values())
     assert load.CatalogWriter.__init__ is original  # restored
+
+
+def test_a_stop_while_the_child_starts_still_kills_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A signal can land inside ``subprocess.Popen``, after the fork: the stop is held
+    back until the child is registered, then raised, and the child is killed."""
+    from benchmarks import measure
+
+    marker = f"agentlake-start-race-{os.getpid()}"
+    real_popen = subprocess.Popen
+
+    def popen_then_signal(*args: Any, **kwargs: Any) -> Any:
+        child = real_popen(*args, **kwargs)
+        measure.interrupt(KeyboardInterrupt())  # what the signal handler does
+        return child
+
+    monkeypatch.setattr(subprocess, "Popen", popen_then_signal)
+    with pytest.raises(KeyboardInterrupt):
+        measure.run_child([sys.executable, "-c", "import time; time.sleep(60)", marker])
+    assert _processes_mentioning(marker) == []
+
+
+def test_a_child_leaves_no_process_of_its_group_behind() -> None:
+    """What the child started in its process group is ended with it."""
+    from benchmarks import measure
+
+    marker = f"agentlake-group-{os.getpid()}"
+    spawn = (
+        "import subprocess, sys; "
+        f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', {marker!r}])"
+    )
+    run = measure.run_child([sys.executable, "-c", spawn])
+    assert run.returncode == 0
+    assert _processes_mentioning(marker) == []
