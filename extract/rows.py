@@ -232,15 +232,25 @@ class RowSink:
         return RawTables(events, usage, sessions.table(), retractions)
 
     def _kept(self, table: pa.Table, which: int) -> pa.Table:
-        """``table`` without the rows a later withdrawal took back (one pass over the
-        rows, however many withdrawals: re-scanning the batch at each one made a long
-        rewound session quadratic)."""
-        withdrawn = self._withdrawn
-        keys = zip(
-            table.column("session_id").to_pylist(),
-            table.column("native_id").to_pylist(),
-            strict=True,
+        """``table`` without the rows a later withdrawal took back: rows joined in bulk
+        to the withdrawn (session, native id) pairs, and dropped when emitted before that
+        withdrawal (re-scanning the batch at each withdrawal made a long rewound session
+        quadratic)."""
+        import pyarrow.compute as pc  # a run with nothing new never loads it
+
+        withdrawn = pa.table(
+            {
+                "session_id": pa.array([s for s, _ in self._withdrawn], pa.string()),
+                "native_id": pa.array([n for _, n in self._withdrawn], pa.string()),
+                "before": pa.array([e[which] for e in self._withdrawn.values()], pa.int64()),
+            }
         )
-        gone = (k in withdrawn and i < withdrawn[k][which] for i, k in enumerate(keys))
-        mask = pa.array([not g for g in gone], pa.bool_())
-        return table if mask.true_count == table.num_rows else table.filter(mask)
+        rows = table.select(["session_id", "native_id"]).append_column(
+            "row", pa.array(range(table.num_rows), pa.int64())
+        )
+        gone = rows.join(withdrawn, ["session_id", "native_id"], join_type="inner").filter(
+            pc.field("row") < pc.field("before")
+        )
+        if not gone.num_rows:
+            return table
+        return table.filter(pc.invert(pc.is_in(rows.column("row"), value_set=gone.column("row"))))

@@ -69,7 +69,6 @@ class Piece:
 
 
 COMPACT_MIN_TAIL = 200_000  # postings; smaller tails are cheap to scan
-INDEXED_BYTES = 262_144  # of each event's text (sql/queries/search_tokenize.sql says why)
 # Text tokenized at once when the index is rebuilt: tokens of 16 MiB of text and their
 # aggregation fit DuckDB's share of a 1 GiB ceiling with room to spare.
 REINDEX_SLICE_BYTES = 16 << 20
@@ -282,7 +281,7 @@ class CatalogWriter:
                 "SELECT event_id, least(strlen(coalesce(text, '')) "
                 "+ strlen(coalesce(CAST(tool_input AS VARCHAR), '')), $cap) AS bytes FROM events "
                 "WHERE workspace = $workspace AND (text IS NOT NULL OR tool_input IS NOT NULL)",
-                {**params, "cap": INDEXED_BYTES},
+                {**params, "cap": sql.INDEXED_CHARS},
             )
             con.execute(
                 "CREATE OR REPLACE TEMP TABLE reindex_slices AS SELECT event_id, "

@@ -30,7 +30,6 @@ SCORE_SCALE: Final = 1e9  # scores rank to nine decimals
 _TOKEN: Final = re.compile(r'"([^"]*)"|(\S+)')
 _WORD: Final = re.compile(r"[a-z0-9]+")
 _NON_SPACE: Final = re.compile(r"\S")
-_INDEXED: Final = 262_144  # characters of an event the index reads (search_tokenize.sql)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +156,11 @@ def snippet(text: str, words: list[str], width: int = 120) -> tuple[str, list[tu
     firsts = [
         m.start()
         for w in words
-        if (m := re.compile(r"\b" + re.escape(w[:6]), re.IGNORECASE).search(text, 0, _INDEXED))
+        if (
+            m := re.compile(r"\b" + re.escape(w[:6]), re.IGNORECASE).search(
+                text, 0, sql.INDEXED_CHARS
+            )
+        )
     ]
     at = min(firsts, default=0)
     lo, hi = max(0, at - 2 * width), at + 4 * width
@@ -479,27 +482,35 @@ _BODY: Final = "concat_ws(' ', e.text, CAST(e.tool_input AS VARCHAR))"
 
 _SEARCH_SQL: Final = """
 WITH /* clauses */
--- The key is the score in billionths, rounded, so that re-summing the parts in another
--- order gives the same key (and rounding x * 1e9 costs a fraction of round(x, 9)).
 scored AS (/* scored */),
 /* ranked */
 SELECT doc, key FROM ranked ORDER BY key DESC, doc
 """
 
-# What one term adds to the score of each event holding it (BM25), from a posting `{p}`.
-# Statistics ($n, $avgdl, the df) are those of the snapshot the first page pinned; being
-# constants, the idf folds before the scan.
-_PART: Final = (
-    "ln(1 + ($n - {df} + 0.5) / ({df} + 0.5)) * {p}.tf * ($k1 + 1)"
-    " / ({p}.tf + $k1 * (1 - $b + $b * {p}.dl / $avgdl))"
-)
+# What one term adds to the score of each event holding it (BM25), from a posting `{p}`
+# and the term's idf. Statistics ($n, $avgdl, the df) are those of the snapshot the
+# first page pinned; a constant df makes the idf fold before the scan.
+_IDF: Final = "ln(1 + ($n - {df} + 0.5) / ({df} + 0.5))"
+_PART: Final = "{idf} * {p}.tf * ($k1 + 1) / ({p}.tf + $k1 * (1 - $b + $b * {p}.dl / $avgdl))"
+
+
+def _part(df: int, p: str) -> str:
+    """:data:`_PART` of posting ``p`` for a term of document frequency ``df``."""
+    return _PART.format(idf=_IDF.format(df=df), p=p)
+
+
+def _key(score: str) -> str:
+    """The ranking key of ``score``: in billionths, rounded, so that re-summing the parts
+    in another order gives the same key (and rounding x * 1e9 costs a fraction of
+    round(x, 9))."""
+    return f"round(({score}) * {SCORE_SCALE:.0f})"
+
+
 # One term's postings (a constant term prunes the scan to its row groups).
 _POSTINGS: Final = (
     "SELECT p.doc, p.tf, p.dl FROM search_postings p WHERE p.workspace = $ws AND p.term = {term}"
 )
-_TERM: Final = (
-    "\nt{j} AS (SELECT p.doc, " + _PART.format(df="{df}", p="p") + " AS part FROM ({postings}) p),"
-)
+_TERM: Final = "\nt{j} AS (SELECT p.doc, {part} AS part FROM ({postings}) p),"
 
 # Each clause (c0, c1, …): the events it matches. A clause of one term is that term's
 # postings, scored once joined to the other clauses (only the events matching them all
@@ -518,9 +529,9 @@ _CLAUSE_FEW: Final = """
 c{i} AS (SELECT doc, sum(part) AS part FROM ({stacked}) GROUP BY doc),"""
 _CLAUSE_MANY: Final = """
 c{i} AS (
-    SELECT p.doc, sum(w.idf * p.tf * ($k1 + 1) / (p.tf + $k1 * (1 - $b + $b * p.dl / $avgdl))) AS part
+    SELECT p.doc, sum({part}) AS part
     FROM search_postings p
-    JOIN (SELECT term, ln(1 + ($n - df + 0.5) / (df + 0.5)) AS idf
+    JOIN (SELECT term, {idf} AS idf
           FROM (SELECT unnest({terms}) AS term, unnest({dfs}) AS df)) w ON w.term = p.term
     WHERE p.workspace = $ws AND p.term IN ({listed})
     GROUP BY p.doc
@@ -549,15 +560,16 @@ def _clauses_sql(clauses: list[list[tuple[str, int]]]) -> _Clauses:
             tables.append(
                 _CLAUSE_ONE.format(i=i, postings=_POSTINGS.format(term=sql.constant(names[0])))
             )
-            parts[-1] = _PART.format(df=dfs[0], p="{c}")
+            parts[-1] = _part(dfs[0], "{c}")
         elif len(clause) > _FEW_MAX:
             tables.append(_CLAUSE_MANY.format(
-                i=i, terms=sql.constant(names), dfs=sql.constant(dfs), listed=sql.literals(names)))  # fmt: skip
+                i=i, part=_PART.format(idf="w.idf", p="p"), idf=_IDF.format(df="df"),
+                terms=sql.constant(names), dfs=sql.constant(dfs), listed=sql.literals(names)))  # fmt: skip
         else:
             first = j
             for term, df in clause:
                 postings = _POSTINGS.format(term=sql.constant(term))
-                terms.append(_TERM.format(j=j, df=df, postings=postings))
+                terms.append(_TERM.format(j=j, part=_part(df, "p"), postings=postings))
                 j += 1
             if len(clause) == 2:
                 tables.append(_CLAUSE_TWO.format(i=i, j=first, k=first + 1))
@@ -586,14 +598,14 @@ def _scored_sql(clauses: _Clauses) -> str:
             for i, part in enumerate(clauses.parts)
         )
         return (
-            f"SELECT m.doc, round(sum(m.part) * 1e9) AS key FROM ({stacked}) m /* excluded */ "
+            f"SELECT m.doc, {_key('sum(m.part)')} AS key FROM ({stacked}) m /* excluded */ "
             f"GROUP BY m.doc HAVING count(*) = {n}"
         )
     order = sorted(range(n), key=lambda i: -clauses.sizes[i])
     alias = {i: "m" if i == order[0] else f"c{i}" for i in range(n)}
     total = " + ".join(part.format(c=alias[i]) for i, part in enumerate(clauses.parts))
     joins = "".join(f" JOIN c{i} ON c{i}.doc = m.doc" for i in order[1:])
-    return f"SELECT m.doc, round(({total}) * 1e9) AS key FROM c{order[0]} m{joins} /* excluded */"
+    return f"SELECT m.doc, {_key(total)} AS key FROM c{order[0]} m{joins} /* excluded */"
 
 
 # The hits' rows, read through the event id index. DuckDB serves only a filter on the

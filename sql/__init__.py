@@ -9,6 +9,9 @@ from functools import cache
 from importlib.resources import files
 from typing import Final
 
+# Characters of each event the search index reads (queries/search_tokenize.sql says why).
+INDEXED_CHARS: Final = 262_144
+
 
 @cache
 def query(name: str) -> str:
@@ -31,8 +34,7 @@ def literals(values: Iterable[str | None]) -> str:
     which matches nothing, when there is none). DuckDB prunes a scan by a list of
     constants, and binds a constant for a fraction of a parameter's cost; a bound list
     or a subquery is probed row by row instead."""
-    quoted = ["'" + value.replace("'", "''") + "'" for value in values if value is not None]
-    return ", ".join(quoted) or "NULL"
+    return ", ".join(constant(value) for value in values if value is not None) or "NULL"
 
 
 _PARAMETER: Final = re.compile(r"\$([A-Za-z_]\w*)")
