@@ -211,17 +211,18 @@ class CatalogWriter:
                 insert = _with_sessions(sql.query("insert_new_events"), tables["batch_events"])
                 run_script(con, insert, params)
                 made = terms() if terms is not None else None
-                # Postings made by another stemming rule than the catalog's are not used.
-                postings = made.postings if made and made.stemming == self.stemming else None
-                if postings is not None:
-                    con.register("batch_terms", postings)
+                if made is not None and made.stemming != self.stemming:
+                    made = None  # made by another stemming rule than the catalog's
+                if made is not None:
+                    con.register("batch_terms", made.postings)
+                    con.register("batch_vocabulary", made.vocabulary)
                 try:
-                    tokenized = postings is not None
-                    index = search_index_script(stemming=self.stemming, tokenized=tokenized)
+                    index = search_index_script(stemming=self.stemming, tokenized=made is not None)
                     run_script(con, index, params)
                 finally:
-                    if postings is not None:
+                    if made is not None:
                         con.unregister("batch_terms")
+                        con.unregister("batch_vocabulary")
                 self._fault("index")
                 new_events = _counts(con, "SELECT source_id, count(*) FROM new_events GROUP BY ALL")
                 run_script(con, sql.query("upsert_sessions"), params)
@@ -273,7 +274,13 @@ class CatalogWriter:
         started = time.perf_counter()
         con, params = self.con, {"workspace": self.workspace}
         with transaction(con):
-            for table in ("search_postings", "search_docs", "search_terms", "search_state"):
+            # Postings carry no workspace: their terms' numbers say it.
+            con.execute(
+                "DELETE FROM search_postings WHERE term_id IN "
+                "(SELECT term_id FROM search_terms WHERE workspace = $workspace)",
+                params,
+            )
+            for table in ("search_docs", "search_terms", "search_state"):
                 con.execute(f"DELETE FROM {table} WHERE workspace = $workspace", params)
             # Sizes first: a window over the events' own columns holds their text.
             con.execute(
@@ -365,7 +372,7 @@ def row_positions(rows: int) -> pa.Array:
 
 
 def tokenize_script(*, stemming: bool) -> str:
-    """The SQL that turns ``index_input`` into ``new_postings``
+    """The SQL that turns ``index_input`` into ``new_postings`` and ``new_vocabulary``
     (sql/queries/search_tokenize.sql), stemming words with Porter when ``stemming``."""
     text = sql.query("search_tokenize")
     return text if stemming else text.replace("stem(token, 'porter')", "token")
@@ -374,13 +381,16 @@ def tokenize_script(*, stemming: bool) -> str:
 def search_index_script(*, stemming: bool, tokenized: bool = False) -> str:
     """The index-maintenance SQL for the events in ``new_events``: tokenizing them
     itself, or (``tokenized``) taking their postings from ``batch_terms``, the batch's
-    rows tokenized before the commit and keyed by ``batch_row``."""
+    rows tokenized before the commit and keyed by ``batch_row``, and their terms from
+    ``batch_vocabulary``."""
     text = sql.query("search_index_add")
     if tokenized:
         return text.replace("/* new_docs columns */", "batch_row").replace(
             "/* new_postings */",
             "CREATE OR REPLACE TEMP TABLE new_postings AS\n"
-            "SELECT d.doc, t.term, t.tf, t.dl FROM batch_terms t JOIN new_docs d ON t.doc = d.batch_row;",
+            "SELECT d.doc, t.term_no, t.tf, t.dl FROM batch_terms t "
+            "JOIN new_docs d ON t.doc = d.batch_row;\n"
+            "CREATE OR REPLACE TEMP TABLE new_vocabulary AS SELECT * FROM batch_vocabulary;",
         )
     tokenize = (
         "CREATE OR REPLACE TEMP VIEW index_input AS SELECT doc, text, tool_input FROM new_docs;\n"

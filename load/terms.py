@@ -26,11 +26,12 @@ __all__ = ["BatchTerms", "BatchTokenizer"]
 
 @dataclass(frozen=True, slots=True)
 class BatchTerms:
-    """Postings (doc = row position in the commit's events, term, tf, dl) of one commit,
-    and whether their terms are Porter stems (the catalog uses them only when its own
-    rule is the same)."""
+    """Postings (doc = row position in the commit's events, term_no, tf, dl) of one
+    commit, its terms (term_no, term), and whether they are Porter stems (the catalog
+    uses them only when its own rule is the same)."""
 
     postings: pa.Table
+    vocabulary: pa.Table
     stemming: bool
 
 
@@ -63,12 +64,14 @@ class BatchTokenizer:
         try:
             run_script(self._con, self._script, {})
             postings = self._con.execute("SELECT * FROM new_postings").to_arrow_table()
+            vocabulary = self._con.execute("SELECT * FROM new_vocabulary").to_arrow_table()
         except duckdb.OutOfMemoryException:
             return None
         finally:
             self._con.unregister("index_input")
-            self._con.execute("DROP TABLE IF EXISTS new_postings")
-        return BatchTerms(postings, self._stemming)
+            for table in ("new_postings", "new_vocabulary", "index_tokens", "index_words"):
+                self._con.execute(f"DROP TABLE IF EXISTS {table}")
+        return BatchTerms(postings, vocabulary, self._stemming)
 
     def close(self) -> None:
         """Close the private connection."""

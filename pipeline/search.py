@@ -183,19 +183,24 @@ def snippet(text: str, words: list[str], width: int = 120) -> tuple[str, list[tu
     return prefix + piece + suffix, sorted((a + shift, b + shift) for a, b in set(spans))
 
 
-def _prefix_terms(
-    con: duckdb.DuckDBPyConnection, workspace: str, prefix: str
-) -> list[tuple[str, int]]:
+class _Term(NamedTuple):
+    """An indexed term: its spelling, document frequency and number in the postings."""
+
+    term: str
+    df: int
+    term_id: int
+
+
+def _prefix_terms(con: duckdb.DuckDBPyConnection, workspace: str, prefix: str) -> list[_Term]:
     """The :data:`PREFIX_EXPANSION` most frequent indexed terms starting with
-    ``prefix`` (ties by spelling, so every page of a search expands it alike), with
-    their document frequencies."""
+    ``prefix`` (ties by spelling, so every page of a search expands it alike)."""
     statement = (
-        "SELECT term, df FROM search_terms WHERE workspace = $ws AND starts_with(term, $p) "
-        "AND df > 0 ORDER BY df DESC, term LIMIT $n"
+        "SELECT term, df, term_id FROM search_terms WHERE workspace = $ws "
+        "AND starts_with(term, $p) AND df > 0 ORDER BY df DESC, term LIMIT $n"
     )
     params = {"ws": workspace, "p": prefix, "n": PREFIX_EXPANSION}
     rows = con.execute(sql.inline(statement, params)).fetchall()
-    return [(str(t), int(d)) for t, d in rows]
+    return [_Term(str(t), int(d), int(i)) for t, d, i in rows]
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,16 +262,16 @@ def _collection(con: duckdb.DuckDBPyConnection, workspace: str) -> _Collection:
 # The stems are constants (DuckDB folds them before planning), so the term lookup is a
 # list of constants that prunes the scan.
 _TERMS_SQL: Final = """
-SELECT [{stems}], (SELECT list((term, df)) FROM search_terms
+SELECT [{stems}], (SELECT list((term, df, term_id)) FROM search_terms
                    WHERE workspace = $ws AND term IN ({stems}))
 """
 
 
 def _terms(
     con: duckdb.DuckDBPyConnection, workspace: str, words: list[str], stemming: bool
-) -> tuple[dict[str, str], dict[str, int]]:
-    """The stem of every query word (Porter when ``stemming``) and the document
-    frequency of every stem the index holds."""
+) -> tuple[dict[str, str], dict[str, _Term]]:
+    """The stem of every query word (Porter when ``stemming``), and every stem the
+    index holds."""
     if not words:
         return {}, {}
     stems = ", ".join(
@@ -276,7 +281,8 @@ def _terms(
     row = con.execute(statement).fetchone()
     assert row is not None
     stemmed, dfs = row
-    return dict(zip(words, stemmed, strict=True)), {str(t): int(d) for t, d in (dfs or [])}
+    known = (_Term(str(t), int(d), int(i)) for t, d, i in (dfs or []))
+    return dict(zip(words, stemmed, strict=True)), {t.term: t for t in known}
 
 
 @dataclass(frozen=True, slots=True)
@@ -331,7 +337,7 @@ def search_page(
         )
         snap = _collection(con, workspace)
         secret = snap.secret
-        stems, known_dfs = _terms(con, workspace, words, snap.stemming)
+        stems, known = _terms(con, workspace, words, snap.stemming)
         if cursor is not None:
             state = cursors.decode(cursor, secret, expect=bound)
             snapshot, n, avgdl = int(state["snapshot"]), float(state["n"]), float(state["avgdl"])
@@ -341,8 +347,7 @@ def search_page(
             snapshot, n, avgdl = snap.import_id, snap.docs, snap.avgdl
             frozen_df, after = {}, None
         clauses: list[list[str]] = []  # the terms of each clause
-        dfs = known_dfs
-        indexed = dfs if cursor is None else frozen_df  # as the first page saw them
+        indexed = known if cursor is None else frozen_df  # as the first page saw them
         for clause in parsed.clauses:
             if len(clause) == 1 and clause[0].kind == "phrase":
                 # Every indexed word of a phrase must match: a clause each (a stop word,
@@ -355,16 +360,19 @@ def search_page(
             for atom in clause:
                 if atom.kind == "prefix":
                     expansion = _prefix_terms(con, workspace, atom.text)
-                    dfs.update(expansion)
-                    clauses[-1] += [term for term, _ in expansion]
+                    known.update((t.term, t) for t in expansion)
+                    clauses[-1] += [t.term for t in expansion]
                 else:
                     clauses[-1] += [stems[w] for w in atom.text.split()]
         if cursor is None:
-            frozen_df = {t: dfs[t] for clause in clauses for t in clause if t in dfs}
-        excluded = [stems[w] for w in parsed.excluded]
+            frozen_df = {t: known[t].df for clause in clauses for t in clause if t in known}
+        # Postings name terms by number; a term the index does not hold has none (NULL).
+        numbers = {t: known[t].term_id for t in known}
+        excluded = [numbers[stems[w]] for w in parsed.excluded if stems[w] in numbers]
         params: dict[str, Any] = {
-            "ws": workspace, "clauses": [[(t, frozen_df.get(t, 0)) for t in c] for c in clauses],
-            "excluded": excluded, "limit": limit, "offset": offset if cursor is None else 0,
+            "ws": workspace, "excluded": excluded,
+            "clauses": [[(numbers.get(t), frozen_df.get(t, 0)) for t in c] for c in clauses],
+            "limit": limit, "offset": offset if cursor is None else 0,
             "k1": K1, "b": B, "n": n, "avgdl": avgdl, "snapshot": snapshot,
             "after_key": after[0] if after else None, "after_doc": after[1] if after else None,
             "provider": flt.provider, "kind": flt.kind, "model": flt.model,
@@ -419,7 +427,7 @@ def _rank(
     )
     if params["excluded"]:
         statement = statement.replace("/* excluded */", _EXCLUDED).replace(
-            "/* excluded terms */", sql.literals(params["excluded"])
+            "/* excluded terms */", ", ".join(str(int(i)) for i in params["excluded"])
         )
     keys = con.execute(sql.inline(statement, params)).fetchall()
     if not keys:
@@ -507,9 +515,7 @@ def _key(score: str) -> str:
 
 
 # One term's postings (a constant term prunes the scan to its row groups).
-_POSTINGS: Final = (
-    "SELECT p.doc, p.tf, p.dl FROM search_postings p WHERE p.workspace = $ws AND p.term = {term}"
-)
+_POSTINGS: Final = "SELECT p.doc, p.tf, p.dl FROM search_postings p WHERE p.term_id = {term}"
 _TERM: Final = "\nt{j} AS (SELECT p.doc, {part} AS part FROM ({postings}) p),"
 
 # Each clause (c0, c1, …): the events it matches. A clause of one term is that term's
@@ -531,9 +537,10 @@ _CLAUSE_MANY: Final = """
 c{i} AS (
     SELECT p.doc, sum({part}) AS part
     FROM search_postings p
-    JOIN (SELECT term, {idf} AS idf
-          FROM (SELECT unnest({terms}) AS term, unnest({dfs}) AS df)) w ON w.term = p.term
-    WHERE p.workspace = $ws AND p.term IN ({listed})
+    JOIN (SELECT term_id, {idf} AS idf
+          FROM (SELECT unnest({terms}) AS term_id, unnest({dfs}) AS df)) w
+      ON w.term_id = p.term_id
+    WHERE p.term_id IN ({listed})
     GROUP BY p.doc
 ),"""
 _FEW_MAX: Final = 8  # alternatives stacked; more are read in one scan
@@ -548,23 +555,25 @@ class _Clauses(NamedTuple):
     sizes: list[int]
 
 
-def _clauses_sql(clauses: list[list[tuple[str, int]]]) -> _Clauses:
-    """The common tables of ``clauses`` (each a list of its terms and their document
-    frequencies): one per term of a clause of a few alternatives (:data:`_TERM`), then
-    one per clause (:data:`_CLAUSE_ONE` and the others)."""
+def _clauses_sql(clauses: list[list[tuple[int | None, int]]]) -> _Clauses:
+    """The common tables of ``clauses`` (each a list of its terms' numbers, ``None`` for
+    a term the index does not hold, and document frequencies): one per term of a clause
+    of a few alternatives (:data:`_TERM`), then one per clause (:data:`_CLAUSE_ONE` and
+    the others)."""
     terms, tables, parts, j = [], [], [], 0
     for i, clause in enumerate(clauses):
-        names, dfs = [t for t, _ in clause], [int(df) for _, df in clause]
+        numbers, dfs = [t for t, _ in clause], [int(df) for _, df in clause]
         parts.append("{c}.part")
         if len(clause) == 1:
             tables.append(
-                _CLAUSE_ONE.format(i=i, postings=_POSTINGS.format(term=sql.constant(names[0])))
+                _CLAUSE_ONE.format(i=i, postings=_POSTINGS.format(term=sql.constant(numbers[0])))
             )
             parts[-1] = _part(dfs[0], "{c}")
         elif len(clause) > _FEW_MAX:
+            listed = ", ".join(str(t) for t in numbers if t is not None) or "NULL"
             tables.append(_CLAUSE_MANY.format(
                 i=i, part=_PART.format(idf="w.idf", p="p"), idf=_IDF.format(df="df"),
-                terms=sql.constant(names), dfs=sql.constant(dfs), listed=sql.literals(names)))  # fmt: skip
+                terms=sql.constant(numbers), dfs=sql.constant(dfs), listed=listed))  # fmt: skip
         else:
             first = j
             for term, df in clause:
@@ -641,8 +650,7 @@ def _events_by_id(
 # written into the query when there are excluded terms, since even an empty list makes
 # DuckDB scan the postings.
 _EXCLUDED: Final = """
-    ANTI JOIN (SELECT x.doc FROM search_postings x
-               WHERE x.workspace = $ws AND x.term IN (/* excluded terms */)) gone
+    ANTI JOIN (SELECT x.doc FROM search_postings x WHERE x.term_id IN (/* excluded terms */)) gone
     ON gone.doc = m.doc
 """
 

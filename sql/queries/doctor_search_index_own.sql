@@ -7,8 +7,8 @@ WITH texts AS (
     WHERE workspace = $workspace AND (text IS NOT NULL OR tool_input IS NOT NULL)
 ), indexed AS (
     SELECT DISTINCT d.event_id
-    FROM search_postings p JOIN search_docs d ON d.workspace = p.workspace AND d.doc = p.doc
-    WHERE p.workspace = $workspace
+    FROM search_postings p JOIN search_docs d ON d.doc = p.doc
+    WHERE d.workspace = $workspace
 )
 SELECT
     (SELECT count(*) FROM texts) AS events_with_text,

@@ -1,8 +1,9 @@
 -- Index the events just inserted (temp table `new_events`). Each event gets the next
 -- number in the index (`search_docs`), and its postings carry that number. The postings
 -- come from `sql/queries/search_tokenize.sql`, run here on the new events' text, or run
--- before the commit over the rows of the batch (`batch_terms`, keyed by `batch_row`),
--- joined here to the rows that turned out new (CatalogWriter.commit says which).
+-- before the commit over the rows of the batch (`batch_terms`, keyed by `batch_row`, and
+-- their terms `batch_vocabulary`), joined here to the rows that turned out new
+-- (CatalogWriter.commit says which).
 -- Parameters: $workspace
 CREATE OR REPLACE TEMP TABLE new_docs AS
 SELECT (SELECT coalesce(max(doc), 0) FROM search_docs) + row_number() OVER (ORDER BY event_id) AS doc,
@@ -17,11 +18,28 @@ INSERT INTO search_docs
 SELECT $workspace, doc, event_id FROM new_docs
 WHERE doc IN (SELECT doc FROM new_postings);
 
-INSERT INTO search_postings SELECT $workspace, term, doc, tf, dl FROM new_postings;
+-- The batch's terms (`new_vocabulary`: term_no, term) in the catalog's numbers: a term
+-- new to the workspace is numbered after every term of the catalog; the others count
+-- the batch's events in their df.
+CREATE OR REPLACE TEMP TABLE new_terms AS
+WITH batch AS (
+    SELECT v.term_no, v.term, c.df
+    FROM (SELECT term_no, count(*) AS df FROM new_postings GROUP BY term_no) c
+    JOIN new_vocabulary v USING (term_no)
+)
+SELECT b.term_no, b.term, b.df, t.term_id IS NOT NULL AS known,
+       coalesce(t.term_id, (SELECT coalesce(max(term_id), 0) FROM search_terms)
+                + row_number() OVER (PARTITION BY t.term_id IS NULL ORDER BY b.term)) AS term_id
+FROM batch b LEFT JOIN search_terms t ON t.workspace = $workspace AND t.term = b.term;
 
-INSERT INTO search_terms AS t
-SELECT $workspace, term, count(*) FROM new_postings GROUP BY term
-ON CONFLICT (workspace, term) DO UPDATE SET df = t.df + excluded.df;
+UPDATE search_terms t SET df = t.df + n.df
+FROM new_terms n
+WHERE n.known AND t.term_id = n.term_id;
+
+INSERT INTO search_terms SELECT $workspace, term, term_id, df FROM new_terms WHERE NOT known;
+
+INSERT INTO search_postings
+SELECT n.term_id, p.doc, p.tf, p.dl FROM new_postings p JOIN new_terms n USING (term_no);
 
 INSERT INTO search_state AS s
 SELECT $workspace, count(DISTINCT doc), coalesce(sum(tf), 0), count(*), 0 FROM new_postings

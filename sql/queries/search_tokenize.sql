@@ -1,4 +1,5 @@
--- Tokenize `index_input` (doc, text, tool_input) into `new_postings` (doc, term, tf, dl):
+-- Tokenize `index_input` (doc, text, tool_input) into `new_postings` (doc, term_no, tf,
+-- dl) and `new_vocabulary` (term_no, term), each distinct term of the input numbered:
 -- the event's text and its tool input (JSON text), both already redacted, lowercased and
 -- split at every character other than a-z and 0-9; words of 2 to 40 characters that are
 -- not stop words, stemmed with Porter (when the fts extension loads; else the words
@@ -7,30 +8,43 @@
 -- output would otherwise become hundreds of thousands of token rows in one commit,
 -- beyond the import's memory ceiling). The catalog runs this on the events it inserts;
 -- an import runs it on a tokenizer thread, on a connection of its own, over the rows it
--- is about to commit (`doc` is then the row's position in the commit).
-CREATE OR REPLACE TEMP TABLE new_postings AS
-WITH tokens AS (
+-- is about to commit (`doc` is then the row's position in the commit). Counting
+-- occurrences per event and term number groups integers instead of strings, and the
+-- commit turns a batch's term numbers into the catalog's through its vocabulary alone.
+CREATE OR REPLACE TEMP TABLE index_tokens AS
+SELECT doc, token
+FROM (
     SELECT doc,
            unnest(regexp_split_to_array(
                lower(left(concat_ws(' ', text, CAST(tool_input AS VARCHAR)), 262144)),
                '[^a-z0-9]+')) AS token
     FROM index_input
-), kept AS (
-    SELECT doc, token
-    FROM tokens
-    WHERE length(token) BETWEEN 2 AND 40
-      AND token NOT IN ('the', 'and', 'for', 'that', 'this', 'with', 'are', 'was', 'but',
-                        'not', 'you', 'have', 'has', 'had', 'its', 'from', 'they', 'will',
-                        'would', 'there', 'their', 'what', 'which', 'when', 'can', 'all',
-                        'were', 'been', 'into', 'than', 'then', 'them', 'these', 'our', 'out')
-), stems AS (
-    -- stem each distinct word once, not every occurrence
-    SELECT token, stem(token, 'porter') AS term FROM (SELECT DISTINCT token FROM kept)
+)
+WHERE length(token) BETWEEN 2 AND 40
+  AND token NOT IN ('the', 'and', 'for', 'that', 'this', 'with', 'are', 'was', 'but',
+                    'not', 'you', 'have', 'has', 'had', 'its', 'from', 'they', 'will',
+                    'would', 'there', 'their', 'what', 'which', 'when', 'can', 'all',
+                    'were', 'been', 'into', 'than', 'then', 'them', 'these', 'our', 'out');
+
+-- each distinct word stemmed once, not every occurrence
+CREATE OR REPLACE TEMP TABLE index_words AS
+SELECT token, stem(token, 'porter') AS term FROM (SELECT DISTINCT token FROM index_tokens);
+
+CREATE OR REPLACE TEMP TABLE new_vocabulary AS
+SELECT (row_number() OVER (ORDER BY term))::INTEGER AS term_no, term
+FROM (SELECT DISTINCT term FROM index_words);
+
+-- one aggregation: occurrences counted per event and term (counting per word first and
+-- summing per term took a second pass over as many rows)
+CREATE OR REPLACE TEMP TABLE new_postings AS
+WITH numbered AS (
+    SELECT w.token, v.term_no FROM index_words w JOIN new_vocabulary v USING (term)
 ), termed AS (
-    -- one aggregation: occurrences counted per event and stem (counting per word first
-    -- and summing per stem took a second pass over as many rows)
-    SELECT k.doc, s.term, count(*)::INTEGER AS tf
-    FROM kept k JOIN stems s USING (token)
+    SELECT k.doc, n.term_no, count(*)::INTEGER AS tf
+    FROM index_tokens k JOIN numbered n USING (token)
     GROUP BY ALL
 )
-SELECT doc, term, tf, (sum(tf) OVER (PARTITION BY doc))::INTEGER AS dl FROM termed;
+SELECT doc, term_no, tf, (sum(tf) OVER (PARTITION BY doc))::INTEGER AS dl FROM termed;
+
+DROP TABLE index_tokens;
+DROP TABLE index_words;

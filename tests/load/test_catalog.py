@@ -491,7 +491,8 @@ def test_commit_writes_data_and_checkpoint_together(tmp_path: Path) -> None:
         # the search index was maintained with the commit: one posting for "needle",
         # counted once although the batch was committed twice
         assert con.execute(
-            "SELECT count(*) FROM search_postings WHERE term = 'needl'"
+            "SELECT count(*) FROM search_postings JOIN search_terms USING (term_id) "
+            "WHERE term = 'needl'"
         ).fetchone() == (1,)
         assert con.execute("SELECT df FROM search_terms WHERE term = 'needl'").fetchone() == (1,)
         assert con.execute("SELECT docs FROM search_state").fetchone() == (2,)

@@ -37,8 +37,12 @@ EVENTS = pa.table(
 
 
 def _postings(terms: BatchTerms) -> list[tuple[int, str, int, int]]:
-    rows = terms.postings.sort_by([("doc", "ascending"), ("term", "ascending")])
-    return [(r["doc"], r["term"], r["tf"], r["dl"]) for r in rows.to_pylist()]
+    """The postings with their terms spelled out, in (doc, term) order."""
+    vocabulary = terms.vocabulary.to_pydict()
+    spelled = dict(zip(vocabulary["term_no"], vocabulary["term"], strict=True))
+    assert len(set(spelled.values())) == len(spelled)  # one number per term
+    rows = [(r["doc"], spelled[r["term_no"]], r["tf"], r["dl"]) for r in terms.postings.to_pylist()]
+    return sorted(rows)
 
 
 def _tokenized(events: pa.Table) -> BatchTerms:
@@ -97,7 +101,8 @@ def test_the_catalog_makes_the_same_postings(tmp_path: Path) -> None:
         con.register("index_input", rows)
         run_script(con, tokenize_script(stemming=writer.stemming), {})
         catalog = con.execute("SELECT * FROM new_postings").to_arrow_table()
-    assert _postings(BatchTerms(catalog, writer.stemming)) == _postings(terms)
+        vocabulary = con.execute("SELECT * FROM new_vocabulary").to_arrow_table()
+    assert _postings(BatchTerms(catalog, vocabulary, writer.stemming)) == _postings(terms)
 
 
 def test_postings_of_another_stemming_rule_are_not_used(
@@ -113,8 +118,9 @@ def test_postings_of_another_stemming_rule_are_not_used(
     def other_rule(self: BatchTokenizer, events: pa.Table) -> BatchTerms | None:
         made = original(self, events)
         assert made is not None
-        junk = made.postings.set_column(1, "term", pa.array(["junk"] * made.postings.num_rows))
-        return BatchTerms(junk, not made.stemming)
+        words = made.vocabulary.num_rows
+        junk = made.vocabulary.set_column(1, "term", pa.array([f"junk{i}" for i in range(words)]))
+        return BatchTerms(made.postings, junk, not made.stemming)
 
     monkeypatch.setattr(BatchTokenizer, "terms", other_rule)
     import_with(home, tmp_path / "other.duckdb", ExtractLimits(batch_lines=200))

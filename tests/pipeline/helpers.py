@@ -17,11 +17,12 @@ from tests.conftest import cli_env
 # Columns that legitimately differ between two imports of the same data.
 VOLATILE = {"import_id", "last_import_id", "started_at", "ended_at", "applied_at"}
 TABLES = ("sources", "sessions", "events", "usage", "rejects")
-# Tables read through a query: postings name events by their number in the index, which
-# depends on commit boundaries, so they are compared by event id.
+# Tables read through a query: postings name events and terms by their numbers in the
+# index, which depend on commit boundaries, so they are compared by event id and term.
 _READ_AS = {
-    "search_postings": "SELECT p.workspace, p.term, d.event_id, p.tf, p.dl FROM search_postings p "
-    "LEFT JOIN search_docs d USING (workspace, doc)",
+    "search_postings": "SELECT t.workspace, t.term, d.event_id, p.tf, p.dl FROM search_postings p "
+    "LEFT JOIN search_terms t USING (term_id) LEFT JOIN search_docs d USING (doc)",
+    "search_terms": "SELECT workspace, term, df FROM search_terms",
 }
 
 

@@ -69,7 +69,7 @@ def _consistent(catalog: Path) -> None:
                            "WHERE s.source_id IS NULL") == 0  # fmt: skip
     orphans = scalar(
         catalog,
-        "SELECT count(*) FROM search_postings p LEFT JOIN search_docs d USING (workspace, doc) "
+        "SELECT count(*) FROM search_postings p LEFT JOIN search_docs d USING (doc) "
         "LEFT JOIN events e USING (event_id) WHERE e.event_id IS NULL",
     )
     assert orphans == 0

@@ -201,7 +201,9 @@ def test_an_append_indexes_only_the_new_events(tmp_path: Path) -> None:
     con = duckdb.connect(str(catalog), read_only=True)
     after = con.execute("SELECT count(*) FROM search_postings").fetchone()
     added = con.execute(
-        "SELECT list(term ORDER BY term) FROM search_postings WHERE rowid > ?", [before[1]]
+        "SELECT list(t.term ORDER BY t.term) FROM search_postings p "
+        "JOIN search_terms t USING (term_id) WHERE p.rowid > ?",
+        [before[1]],
     ).fetchone()
     con.close()
     assert added is not None and added[0] == ["brand", "new", "topic", "zeppelin"]
@@ -216,21 +218,25 @@ def test_withdrawn_messages_leave_the_index(tmp_path: Path) -> None:
     run_import(ImportOptions(catalog=catalog, workspace="default", home=home, env={}))
     con = duckdb.connect(str(catalog), read_only=True)
     orphans = con.execute(
-        "SELECT count(*) FROM search_postings p LEFT JOIN search_docs d USING (workspace, doc) "
+        "SELECT count(*) FROM search_postings p LEFT JOIN search_docs d USING (doc) "
         "LEFT JOIN events e USING (event_id) WHERE e.event_id IS NULL"
     ).fetchone()
     unused = con.execute(
-        "SELECT count(*) FROM search_docs d ANTI JOIN search_postings p USING (workspace, doc)"
+        "SELECT count(*) FROM search_docs d ANTI JOIN search_postings p USING (doc)"
+    ).fetchone()
+    unknown_terms = con.execute(
+        "SELECT count(*) FROM search_postings p ANTI JOIN search_terms t USING (term_id)"
     ).fetchone()
     docs = con.execute("SELECT docs FROM search_state").fetchone()
     indexed = con.execute("SELECT count(DISTINCT doc) FROM search_postings").fetchone()
     df_ok = con.execute(
         "SELECT bool_and(t.df = c.n) FROM search_terms t JOIN "
-        "(SELECT workspace, term, count(*) n FROM search_postings GROUP BY ALL) c USING (workspace, term)"
+        "(SELECT term_id, count(*) n FROM search_postings GROUP BY ALL) c USING (term_id)"
     ).fetchone()
     con.close()
     assert orphans == (0,)
     assert unused == (0,)
+    assert unknown_terms == (0,)
     assert docs == indexed
     assert df_ok == (True,)
 
@@ -246,7 +252,8 @@ def test_compaction_sorts_postings_and_keeps_results(catalog: Path) -> None:
         assert CatalogWriter(con, "default").compact_search_index(min_tail=0) is not None
         state = con.execute("SELECT postings = sorted_postings FROM search_state").fetchone()
         stored = [
-            t for (t,) in con.execute("SELECT term FROM search_postings ORDER BY rowid").fetchall()
+            t
+            for (t,) in con.execute("SELECT term_id FROM search_postings ORDER BY rowid").fetchall()
         ]
     assert state == (True,)
     assert stored == sorted(stored) and len(set(stored)) > 10  # in term order, as stored
@@ -275,7 +282,10 @@ def test_reindex_rebuilds_an_index_that_lost_rows(
         (h.event_id, round(h.score, 9)) for h in search(catalog, "default", "cache OR parser")
     ]
     con = duckdb.connect(str(catalog))
-    con.execute("DELETE FROM search_postings WHERE term = 'parser'")
+    con.execute(
+        "DELETE FROM search_postings WHERE term_id = "
+        "(SELECT term_id FROM search_terms WHERE term = 'parser')"
+    )
     con.close()
     assert len(search(catalog, "default", "cache OR parser")) < len(expected)
     result = run_import(
@@ -370,8 +380,9 @@ def test_tool_inputs_and_outputs_are_searchable(tmp_path: Path) -> None:
 
 
 def test_an_index_of_event_ids_migrates_to_numbered_events(tmp_path: Path) -> None:
-    """Schema 10 numbers the indexed events: a catalog whose postings still name events
-    by id (schema 9) is converted on open, with the same hits and scores."""
+    """Schema 10 numbers the indexed events and schema 11 the terms: a catalog whose
+    postings still name events by id and terms by spelling (schema 9) is converted on
+    open, with the same hits and scores."""
     from agentlake.load.catalog import open_for_write
 
     catalog = tmp_path / "c.duckdb"
@@ -380,13 +391,20 @@ def test_an_index_of_event_ids_migrates_to_numbered_events(tmp_path: Path) -> No
     expected = {q: [(h.event_id, h.score) for h in search(catalog, "default", q)] for q in queries}
     con = duckdb.connect(str(catalog))
     con.execute(
-        "CREATE TABLE by_id AS SELECT p.workspace, p.term, d.event_id, p.tf, p.dl "
-        "FROM search_postings p JOIN search_docs d USING (workspace, doc)"
+        "CREATE TABLE by_id AS SELECT t.workspace, t.term, d.event_id, p.tf, p.dl "
+        "FROM search_postings p JOIN search_docs d USING (doc) JOIN search_terms t USING (term_id)"
     )
     con.execute("DROP TABLE search_postings")
     con.execute("ALTER TABLE by_id RENAME TO search_postings")
     con.execute("DROP TABLE search_docs")
-    con.execute("DELETE FROM schema_version WHERE version = 10")
+    con.execute(
+        "CREATE TABLE spelled (workspace VARCHAR NOT NULL, term VARCHAR NOT NULL, "
+        "df BIGINT NOT NULL, PRIMARY KEY (workspace, term))"
+    )
+    con.execute("INSERT INTO spelled SELECT workspace, term, df FROM search_terms")
+    con.execute("DROP TABLE search_terms")
+    con.execute("ALTER TABLE spelled RENAME TO search_terms")
+    con.execute("DELETE FROM schema_version WHERE version >= 10")
     con.close()
     with open_for_write(catalog):
         pass
@@ -434,7 +452,7 @@ class _ReferenceIndex:
         self.df = {str(t): int(n) for t, n in rows}
         self.postings: dict[str, dict[int, tuple[int, int]]] = {}
         for term, doc, tf, dl in self.con.execute(
-            "SELECT term, doc, tf, dl FROM search_postings"
+            "SELECT t.term, p.doc, p.tf, p.dl FROM search_postings p JOIN search_terms t USING (term_id)"
         ).fetchall():
             self.postings.setdefault(term, {})[doc] = (tf, dl)
         self.event_of = dict(self.con.execute("SELECT doc, event_id FROM search_docs").fetchall())
