@@ -208,8 +208,7 @@ class CatalogWriter:
                 run_script(con, sql.query("search_index_remove"), params)
                 run_script(con, self._index_add, params)
             if data:
-                insert = _with_sessions(sql.query("insert_new_events"), tables["batch_events"])
-                run_script(con, insert, params)
+                run_script(con, self._insert_new_events(tables["batch_events"]), params)
                 made = terms() if terms is not None else None
                 if made is not None and made.stemming != self.stemming:
                     made = None  # made by another stemming rule than the catalog's
@@ -250,6 +249,27 @@ class CatalogWriter:
                 len(piece.rejects) + (prior.rejects if prior else 0),
             )
         return results
+
+    def _insert_new_events(self, rows: pa.Table) -> str:
+        """sql/queries/insert_new_events.sql for the batch ``rows``, testing only the
+        sessions of ``rows`` the catalog holds: a new event's session gets its row in
+        ``sessions`` in the commit that inserts the event, so a session without one has
+        no event in the catalog."""
+        script = sql.query("insert_new_events")
+        batch = rows.column("session_id").unique().drop_null()
+        known = []
+        if len(batch):
+            known = [
+                str(session)
+                for (session,) in self.con.execute(
+                    "SELECT DISTINCT session_id FROM sessions WHERE workspace = $workspace "
+                    f"AND session_id IN ({sql.literals(batch.to_pylist())})",
+                    {"workspace": self.workspace},
+                ).fetchall()
+            ]
+        if not known:
+            return script.replace("e.session_id IN (/* sessions */)", "false")
+        return script.replace("/* sessions */", sql.literals(sorted(known)))
 
     def save_source(self, import_id: int, state: SourceState) -> None:
         """Record a source's state without data (refused, touched, or new but empty)."""

@@ -1,6 +1,10 @@
 -- Events of the batch not yet in the catalog (identity = event_id within a workspace).
--- The batch's sessions are written as a list of constants (`/* sessions */`): a test of
--- one column against it spares probing every event of the catalog by id.
+-- Only the events of the batch's sessions that the catalog already holds can be there:
+-- they are written as a list of constants (`/* sessions */`), and when there is none
+-- (the usual case in a bulk import, where most sessions are new) the whole test is
+-- written `false`, so that no event of the catalog is read (a test of session_id
+-- against a list still read and hashed every event's id and session: 25-35 ms a commit
+-- on a million events).
 -- Parameters: $workspace, $import_id
 CREATE OR REPLACE TEMP TABLE new_events AS
 SELECT b.*

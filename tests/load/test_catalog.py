@@ -498,6 +498,28 @@ def test_commit_writes_data_and_checkpoint_together(tmp_path: Path) -> None:
         assert con.execute("SELECT docs FROM search_state").fetchone() == (2,)
 
 
+def test_only_sessions_the_catalog_holds_are_probed_for_known_events(tmp_path: Path) -> None:
+    """A commit looks for its events in the catalog only within the sessions the catalog
+    already holds: an event seen before in such a session is not inserted again, and a
+    commit of new sessions alone does not read the catalog's events at all."""
+    src = _source(tmp_path)
+    with open_for_write(tmp_path / "c.duckdb") as con:
+        writer = CatalogWriter(con, "default")
+        import_id = writer.begin_import()
+        first = transform_batch(_batch().build(), provider="claude", source_id=src.source_id)
+        assert "false" in writer._insert_new_events(first.events)  # nothing to look in
+        writer.commit(import_id, [Piece(_state(src, 9), [], 3)], [first])
+        sink = _batch()  # s1's two events again, and a new session's
+        sink.event("s2", "u9", 0, "2025-03-02T09:00:00Z", "text", "user", "fresh start", 6)
+        again = transform_batch(sink.build(), provider="claude", source_id=src.source_id)
+        statement = writer._insert_new_events(again.events)
+        assert "IN ('s1')" in statement and "s2" not in statement
+        result = writer.commit(import_id, [Piece(_state(src, 10), [], 4)], [again])
+        assert result[src.source_id].new_events == 1
+        rows = con.execute("SELECT session_id, count(*) FROM events GROUP BY ALL ORDER BY 1")
+        assert rows.fetchall() == [("s1", 2), ("s2", 1)]
+
+
 def test_failed_commit_leaves_nothing_behind(tmp_path: Path) -> None:
     src = _source(tmp_path)
     rows = transform_batch(_batch().build(), provider="claude", source_id=src.source_id)
