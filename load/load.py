@@ -167,9 +167,10 @@ class CatalogWriter:
         """Append ``data`` (the rows of ``pieces``) and move each piece's source
         checkpoint, all in one transaction. Returns what was new, per source id.
         ``terms`` gives the postings of :func:`batch_events` ``(data)`` tokenized apart
-        (see :mod:`agentlake.load.terms`); it is called only once the new events are
-        written, so tokenizing elsewhere overlaps that. Without postings, or with
-        postings stemmed by another rule, the commit tokenizes its new events itself."""
+        (see :mod:`agentlake.load.terms`); it is called only once everything else of
+        the commit is written, so tokenizing elsewhere overlaps all of that. Without
+        postings, or with postings stemmed by another rule, the commit tokenizes its
+        new events itself."""
         self._fault("commit")
         con = self.con
         params = {"workspace": self.workspace, "import_id": import_id}
@@ -209,20 +210,6 @@ class CatalogWriter:
                 run_script(con, self._index_add, params)
             if data:
                 run_script(con, self._insert_new_events(tables["batch_events"]), params)
-                made = terms() if terms is not None else None
-                if made is not None and made.stemming != self.stemming:
-                    made = None  # made by another stemming rule than the catalog's
-                if made is not None:
-                    con.register("batch_terms", made.postings)
-                    con.register("batch_vocabulary", made.vocabulary)
-                try:
-                    index = search_index_script(stemming=self.stemming, tokenized=made is not None)
-                    run_script(con, index, params)
-                finally:
-                    if made is not None:
-                        con.unregister("batch_terms")
-                        con.unregister("batch_vocabulary")
-                self._fault("index")
                 new_events = _counts(con, "SELECT source_id, count(*) FROM new_events GROUP BY ALL")
                 run_script(con, sql.query("upsert_sessions"), params)
                 if tables["batch_usage"].num_rows:
@@ -238,6 +225,10 @@ class CatalogWriter:
                     params,
                 )
             con.execute(sql.query("upsert_sources"))
+            if data:
+                # The index last: the postings made apart are waited for only once
+                # everything else of the commit is written.
+                self._index_new_events(terms, params)
             self._fault("after-data")
         results: dict[str, CommitResult] = {}
         for piece in pieces:
@@ -249,6 +240,28 @@ class CatalogWriter:
                 len(piece.rejects) + (prior.rejects if prior else 0),
             )
         return results
+
+    def _index_new_events(
+        self, terms: Callable[[], BatchTerms | None] | None, params: dict[str, Any]
+    ) -> None:
+        """Index the commit's new events (``new_events``): with the postings ``terms``
+        gives, unless there are none or they were made by another stemming rule than
+        the catalog's; else by tokenizing the new events here."""
+        con = self.con
+        made = terms() if terms is not None else None
+        if made is not None and made.stemming != self.stemming:
+            made = None
+        if made is not None:
+            con.register("batch_terms", made.postings)
+            con.register("batch_vocabulary", made.vocabulary)
+        try:
+            index = search_index_script(stemming=self.stemming, tokenized=made is not None)
+            run_script(con, index, params)
+        finally:
+            if made is not None:
+                con.unregister("batch_terms")
+                con.unregister("batch_vocabulary")
+        self._fault("index")
 
     def _insert_new_events(self, rows: pa.Table) -> str:
         """sql/queries/insert_new_events.sql for the batch ``rows``, testing only the
