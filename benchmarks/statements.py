@@ -6,7 +6,9 @@ catalog in process, timing every statement the catalog writer runs.
 Prints the whole import's seconds, the seconds spent in DuckDB statements, then the
 ``--top`` statements by total time (seconds, how many times it ran, its first words).
 The rest of the import is Python: the adapters, the Arrow and polars work
-(``python -m cProfile -m agentlake import ...`` splits that further). By default each
+(``python -m cProfile -m agentlake import ...`` splits that further). Then how long the
+commits took, how much of that the loader waited for the postings made on the
+tokenizer thread, and the CPU seconds each thread used (reading: the calling thread). By default each
 commit is written before the next is read, so the two add up to the import; with
 ``--overlap`` they run side by side as in a real import, and the seconds reading waited
 for the loader say which side bounds it.
@@ -17,23 +19,29 @@ from __future__ import annotations
 import argparse
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from agentlake.load import load
+from agentlake.load.terms import BatchTokenizer
 from agentlake.run import ImportOptions, run_import
 
 __all__ = ["StatementTimes", "timed_statements"]
 
 
 class StatementTimes:
-    """Seconds and calls per statement (keyed by its first 90 characters)."""
+    """Seconds and calls per statement (keyed by its first 90 characters); the seconds
+    the loader spent in commits and, of those, waiting for the postings made apart; and
+    the CPU seconds of the threads that committed and tokenized."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
         self.calls: Counter[str] = Counter()
+        self.committing = 0.0
+        self.postings_wait = 0.0
+        self.cpu: dict[str, float] = {}  # thread role -> CPU seconds up to its last call
 
     def add(self, statement: str, seconds: float) -> None:
         """Count one run of ``statement``."""
@@ -69,15 +77,50 @@ def timed_statements() -> Iterator[StatementTimes]:
     :class:`StatementTimes`."""
     times = StatementTimes()
     original = load.CatalogWriter.__init__
+    commit = load.CatalogWriter.commit
+    tokenize = BatchTokenizer.terms
 
     def init(self: load.CatalogWriter, con: Any, *args: Any, **kwargs: Any) -> None:
         original(self, _TimedConnection(con, times), *args, **kwargs)  # type: ignore[arg-type]
 
+    def timed_commit(self: load.CatalogWriter, *args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        if len(args) > 3 and args[3] is not None:
+            args = (*args[:3], _waited(args[3], times), *args[4:])
+        try:
+            return commit(self, *args, **kwargs)
+        finally:
+            times.committing += time.perf_counter() - started
+            times.cpu["loader"] = time.thread_time()
+
+    def timed_terms(self: BatchTokenizer, events: Any) -> Any:
+        try:
+            return tokenize(self, events)
+        finally:
+            times.cpu["tokenizer"] = time.thread_time()
+
     load.CatalogWriter.__init__ = init  # type: ignore[method-assign]
+    load.CatalogWriter.commit = timed_commit  # type: ignore[method-assign]
+    BatchTokenizer.terms = timed_terms  # type: ignore[method-assign]
     try:
         yield times
     finally:
         load.CatalogWriter.__init__ = original  # type: ignore[method-assign]
+        load.CatalogWriter.commit = commit  # type: ignore[method-assign]
+        BatchTokenizer.terms = tokenize  # type: ignore[method-assign]
+
+
+def _waited(terms: Callable[[], Any], times: StatementTimes) -> Callable[[], Any]:
+    """``terms`` timed into ``times.postings_wait``."""
+
+    def call() -> Any:
+        started = time.perf_counter()
+        try:
+            return terms()
+        finally:
+            times.postings_wait += time.perf_counter() - started
+
+    return call
 
 
 def main() -> None:
@@ -101,10 +144,14 @@ def main() -> None:
         started = time.perf_counter()
         result = run_import(options)
         seconds = time.perf_counter() - started
+        times.cpu["reading"] = time.thread_time()
     records = result.totals()["records"]
     print(f"import: {seconds:.1f} s, {records:,} records = {records / seconds:,.0f}/s; "
           f"DuckDB statements {times.total:.1f} s; reading waited "
           f"{result.load_wait_seconds:.1f} s for the loader")  # fmt: skip
+    print(f"commits: {times.committing:.1f} s, of which {times.postings_wait:.1f} s waiting "
+          "for the postings made apart; CPU seconds per thread: "
+          + ", ".join(f"{role} {cpu:.1f}" for role, cpu in sorted(times.cpu.items())))
     ranked = sorted(times.seconds.items(), key=lambda item: -item[1])
     for key, spent in ranked[: args.top]:
         print(f"{spent:8.2f} s {times.calls[key]:5d}  {key}")

@@ -455,12 +455,14 @@ def test_budget_checks() -> None:
 def test_statement_timing_counts_every_statement_of_an_import(tmp_path: Path) -> None:
     from agentlake.demo import generate_claude_home
     from agentlake.load import load
+    from agentlake.load.terms import BatchTokenizer
     from agentlake.run import ImportOptions, run_import
     from benchmarks.statements import timed_statements
 
     home = tmp_path / "home"
     generate_claude_home(home, sessions=2, turns_per_session=3)
     original = load.CatalogWriter.__init__
+    committing, tokenizing = load.CatalogWriter.commit, BatchTokenizer.terms
     with timed_statements() as times:
         result = run_import(
             ImportOptions(catalog=tmp_path / "c.duckdb", workspace="default", home=home, env={})
@@ -469,7 +471,11 @@ def test_statement_timing_counts_every_statement_of_an_import(tmp_path: Path) ->
     assert times.calls["COMMIT"] >= 2  # the receipt and at least one batch
     assert any(key.startswith("CREATE OR REPLACE TEMP TABLE new_postings") for key in times.calls)
     assert 0 < times.total == sum(times.seconds.values())
+    # the loader's commits, its wait for the tokenizer thread, and each thread's CPU
+    assert 0 <= times.postings_wait < times.committing
+    assert set(times.cpu) == {"loader", "tokenizer"} and all(t > 0 for t in times.cpu.values())
     assert load.CatalogWriter.__init__ is original  # restored
+    assert load.CatalogWriter.commit is committing and BatchTokenizer.terms is tokenizing
 
 
 def test_a_stop_while_the_child_starts_still_kills_it(monkeypatch: pytest.MonkeyPatch) -> None:
