@@ -183,6 +183,26 @@ def test_public_columns_of_design_section_3(catalog: Path) -> None:
             assert cols <= columns(con, table), table
 
 
+def test_a_new_catalog_is_written_in_the_current_storage_format(tmp_path: Path) -> None:
+    """New catalogs get DuckDB's current format (an old-format file converts every index
+    at each checkpoint); reopening needs no configuration, so a plain connection of the
+    caller's can share the file in the same process."""
+    from agentlake.load.catalog import STORAGE_VERSION
+
+    path = tmp_path / "c.duckdb"
+    with open_for_write(path):
+        pass
+    with duckdb.connect(str(path), read_only=True) as plain:
+        tags = plain.execute(
+            "SELECT tags['storage_version'] FROM duckdb_databases() WHERE database_name = 'c'"
+        ).fetchone()
+        assert tags is not None and str(tags[0]).startswith(STORAGE_VERSION)
+        with open_for_read(path) as con:  # beside the plain connection
+            assert con.execute("SELECT count(*) FROM schema_version").fetchone() == (
+                len(sql.migrations()),
+            )
+
+
 def test_reopening_does_not_reapply_migrations(catalog: Path) -> None:
     create_catalog(catalog)
     with open_for_write(catalog) as con:
