@@ -149,9 +149,11 @@ def main() -> None:
     print(f"import: {seconds:.1f} s, {records:,} records = {records / seconds:,.0f}/s; "
           f"DuckDB statements {times.total:.1f} s; reading waited "
           f"{result.load_wait_seconds:.1f} s for the loader")  # fmt: skip
-    print(f"commits: {times.committing:.1f} s, of which {times.postings_wait:.1f} s waiting "
-          "for the postings made apart; CPU seconds per thread: "
-          + ", ".join(f"{role} {cpu:.1f}" for role, cpu in sorted(times.cpu.items())))
+    print(
+        f"commits: {times.committing:.1f} s, of which {times.postings_wait:.1f} s waiting "
+        "for the postings made apart; CPU seconds per thread: "
+        + ", ".join(f"{role} {cpu:.1f}" for role, cpu in sorted(times.cpu.items()))
+    )
     ranked = sorted(times.seconds.items(), key=lambda item: -item[1])
     for key, spent in ranked[: args.top]:
         print(f"{spent:8.2f} s {times.calls[key]:5d}  {key}")

@@ -269,17 +269,14 @@ class CatalogWriter:
         ``sessions`` in the commit that inserts the event, so a session without one has
         no event in the catalog."""
         script = sql.query("insert_new_events")
-        batch = rows.column("session_id").unique().drop_null()
-        known = []
-        if len(batch):
-            known = [
-                str(session)
-                for (session,) in self.con.execute(
-                    "SELECT DISTINCT session_id FROM sessions WHERE workspace = $workspace "
-                    f"AND session_id IN ({sql.literals(batch.to_pylist())})",
-                    {"workspace": self.workspace},
-                ).fetchall()
-            ]
+        lookup = _with_sessions(
+            "SELECT DISTINCT session_id FROM sessions "
+            "WHERE workspace = $workspace AND session_id IN (/* sessions */)",
+            rows,
+        )
+        known = [
+            str(s) for (s,) in self.con.execute(lookup, {"workspace": self.workspace}).fetchall()
+        ]
         if not known:
             return script.replace("e.session_id IN (/* sessions */)", "false")
         return script.replace("/* sessions */", sql.literals(sorted(known)))

@@ -200,7 +200,7 @@ def _prefix_terms(con: duckdb.DuckDBPyConnection, workspace: str, prefix: str) -
     )
     params = {"ws": workspace, "p": prefix, "n": PREFIX_EXPANSION}
     rows = con.execute(sql.inline(statement, params)).fetchall()
-    return [_Term(str(t), int(d), int(i)) for t, d, i in rows]
+    return [_Term(*row) for row in rows]
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,7 +281,7 @@ def _terms(
     row = con.execute(statement).fetchone()
     assert row is not None
     stemmed, dfs = row
-    known = (_Term(str(t), int(d), int(i)) for t, d, i in (dfs or []))
+    known = (_Term(*term) for term in (dfs or []))
     return dict(zip(words, stemmed, strict=True)), {t.term: t for t in known}
 
 
@@ -427,7 +427,7 @@ def _rank(
     )
     if params["excluded"]:
         statement = statement.replace("/* excluded */", _EXCLUDED).replace(
-            "/* excluded terms */", ", ".join(str(int(i)) for i in params["excluded"])
+            "/* excluded terms */", sql.literals(params["excluded"])
         )
     keys = con.execute(sql.inline(statement, params)).fetchall()
     if not keys:
@@ -570,10 +570,9 @@ def _clauses_sql(clauses: list[list[tuple[int | None, int]]]) -> _Clauses:
             )
             parts[-1] = _part(dfs[0], "{c}")
         elif len(clause) > _FEW_MAX:
-            listed = ", ".join(str(t) for t in numbers if t is not None) or "NULL"
             tables.append(_CLAUSE_MANY.format(
                 i=i, part=_PART.format(idf="w.idf", p="p"), idf=_IDF.format(df="df"),
-                terms=sql.constant(numbers), dfs=sql.constant(dfs), listed=listed))  # fmt: skip
+                terms=sql.constant(numbers), dfs=sql.constant(dfs), listed=sql.literals(numbers)))  # fmt: skip
         else:
             first = j
             for term, df in clause:

@@ -29,8 +29,8 @@ def migrations() -> list[tuple[int, str, str]]:
     return sorted(out)
 
 
-def literals(values: Iterable[str | None]) -> str:
-    """``values`` as the body of an SQL ``IN (...)`` list of string constants (``NULL``,
+def literals(values: Iterable[str | int | None]) -> str:
+    """``values`` as the body of an SQL ``IN (...)`` list of constants (``NULL``,
     which matches nothing, when there is none). DuckDB prunes a scan by a list of
     constants, and binds a constant for a fraction of a parameter's cost; a bound list
     or a subquery is probed row by row instead."""
