@@ -160,6 +160,17 @@ def migrate(con: duckdb.DuckDBPyConnection, path: Path) -> None:
 CHECKPOINT_THRESHOLD: Final = "256MiB"
 
 
+def connect_writer(path: Path, *, memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:
+    """A read-write connection with the writer's settings, without the lock or
+    migrations: for the holder of the writer lock (:func:`open_for_write`), which may
+    hand the file to a loader process and open it again afterwards."""
+    con = _connect(path, read_only=False)
+    con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_THRESHOLD}'")
+    if memory_limit:
+        con.execute("SET memory_limit = ?", [memory_limit])
+    return con
+
+
 @contextmanager
 def open_for_write(
     path: Path, *, wait: bool = False, memory_limit: str | None = None
@@ -168,11 +179,8 @@ def open_for_write(
     if path.exists() and path.is_dir():
         raise ConfigurationError(f"{path}: is a directory; --catalog must name a file")
     with _flock(_lock_path(path), exclusive=True, wait=wait):
-        con = _connect(path, read_only=False)
+        con = connect_writer(path, memory_limit=memory_limit)
         try:
-            con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_THRESHOLD}'")
-            if memory_limit:
-                con.execute("SET memory_limit = ?", [memory_limit])
             migrate(con, path)
             refresh_prices(con)
             yield con

@@ -1,6 +1,7 @@
 """The memory ceiling holds end to end: an import of about 100 MB of transcripts, 16 of
 whose lines are close to the 4 MiB line limit, stays under ``--memory-limit`` (peak RSS of
-the import process, measured by the kernel). The limit here is 768 MiB: the interpreter
+the import process, measured by the kernel, and of the import's processes together — a
+bulk import writes its commits in a loader process — sampled from ``/proc``). The limit here is 768 MiB: the interpreter
 with DuckDB, Arrow and polars loaded takes about 150 MB before any work, and this corpus
 peaks at 560-620 MiB whatever smaller limit is asked for."""
 
@@ -17,6 +18,7 @@ import orjson
 import pytest
 
 from agentlake.demo import generate_claude_corpus
+from benchmarks.measure import RssSampler
 from tests.conftest import cli_env
 
 from .helpers import scalar
@@ -63,14 +65,21 @@ def test_peak_rss_stays_under_the_memory_limit(tmp_path: Path) -> None:
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(),
     )  # fmt: skip
     assert proc.stdout is not None and proc.stderr is not None
+    sampler = RssSampler(proc.pid, interval=0.02)
+    sampler.start()
     stdout = proc.stdout.read()
     stderr = proc.stderr.read()
+    sampler.stop()
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     assert proc.returncode == 0, stderr.decode()
     peak_mib = usage.ru_maxrss / 1024  # kilobytes on Linux
-    print(f"memory: peak RSS {peak_mib:.0f} MiB under --memory-limit {LIMIT_MIB}MiB")
-    assert peak_mib <= LIMIT_MIB, f"peak RSS {peak_mib:.0f} MiB over the {LIMIT_MIB} MiB limit"
+    tree_mib = sampler.peak / 2**20
+    print(f"memory: peak RSS {peak_mib:.0f} MiB (processes together {tree_mib:.0f} MiB) "
+          f"under --memory-limit {LIMIT_MIB}MiB")  # fmt: skip
+    assert tree_mib > 100  # the sampler saw the import
+    for peak in (peak_mib, tree_mib):
+        assert peak <= LIMIT_MIB, f"peak RSS {peak:.0f} MiB over the {LIMIT_MIB} MiB limit"
 
     totals = json.loads(stdout)["totals"]
     assert totals["rejected"] == 1  # the one line over 4 MiB, with a receipt
