@@ -1,19 +1,26 @@
-"""Tokenizing a commit's events before the commit: the postings a catalog would make,
-keyed by row position; too big a commit, or another stemming rule, is left to the
-catalog."""
+"""Tokenizing a commit's events before the commit: the postings a catalog would make
+(the same rule, applied with polars), keyed by row position; a commit whose stemming
+runs out of memory, or postings of another stemming rule, are left to the catalog."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from agentlake import sql
 from agentlake.demo import generate_claude_home
 from agentlake.extract.extract import ExtractLimits
-from agentlake.load.catalog import open_for_write, run_script
+from agentlake.load import terms as terms_module
+from agentlake.load.catalog import load_fts, open_for_write, run_script
 from agentlake.load.load import CatalogWriter, tokenize_script
-from agentlake.load.terms import BatchTerms, BatchTokenizer
+from agentlake.load.terms import STOP_WORDS, BatchTerms, BatchTokenizer
 from tests.pipeline.helpers import import_with, snapshot
 
 EVENTS = pa.table(
@@ -79,13 +86,129 @@ def test_postings_are_keyed_by_row_and_count_terms_and_lengths() -> None:
     assert sum(tf for _, tf, _ in long_doc) == long_doc[0][2]
 
 
-def test_too_big_a_commit_is_left_to_the_catalog() -> None:
-    tokenizer = BatchTokenizer("16MiB")
-    words = " ".join(f"w{i}" for i in range(200_000))
-    huge = pa.table({"text": pa.array([words] * 8), "tool_input": pa.nulls(8, pa.string())})
+def _catalog_rule(events: pa.Table, *, stemming: bool) -> list[tuple[int, str, int, int]]:
+    """The postings the catalog's SQL makes of ``events`` (doc = row position)."""
+    con = duckdb.connect()
     try:
-        assert tokenizer.terms(huge) is None
-        assert tokenizer.terms(EVENTS.slice(0, 1)) is not None  # the connection goes on
+        if stemming:
+            assert load_fts(con)
+        rows = events.append_column("doc", pa.array(range(events.num_rows), pa.int64()))
+        con.register("index_input", rows)
+        run_script(con, tokenize_script(stemming=stemming), {})
+        made = con.execute("SELECT * FROM new_postings").to_arrow_table()
+        vocabulary = con.execute("SELECT * FROM new_vocabulary").to_arrow_table()
+    finally:
+        con.close()
+    return _postings(BatchTerms(made, vocabulary, stemming))
+
+
+def _polars_rule(events: pa.Table, *, stemming: bool) -> list[tuple[int, str, int, int]]:
+    con = duckdb.connect()
+    try:
+        if stemming:
+            assert load_fts(con)
+        made, vocabulary = terms_module.postings(events, con if stemming else None)
+    finally:
+        con.close()
+    return _postings(BatchTerms(made, vocabulary, stemming))
+
+
+def _rules() -> list[bool]:
+    """The stemming rules this machine can apply (Porter needs the fts extension)."""
+    con = duckdb.connect()
+    try:
+        return [False, True] if load_fts(con) else [False]
+    finally:
+        con.close()
+
+
+def _texts(
+    values: Sequence[str | None], tool_inputs: Sequence[str | None] | None = None
+) -> pa.Table:
+    return pa.table(
+        {
+            "text": pa.array(values, pa.string()),
+            "tool_input": pa.array(tool_inputs or [None] * len(values), pa.string()),
+        }
+    )
+
+
+def test_the_stop_words_and_the_cut_are_the_catalogs() -> None:
+    script = sql.query("search_tokenize")
+    listed = re.search(r"token NOT IN \(([^)]*)\)", script)
+    assert listed is not None
+    assert tuple(re.findall(r"'(\w+)'", listed.group(1))) == STOP_WORDS
+    assert f"{sql.INDEXED_CHARS})" in script
+
+
+@pytest.mark.parametrize("stemming", _rules())
+def test_every_code_point_lowercases_and_splits_as_in_the_catalog(stemming: bool) -> None:
+    """Each code point, between ASCII letters and after capitals: a code point whose
+    lowercase is a letter or digit in one engine but not the other would join or split
+    words differently (U+0130 does, and is mapped)."""
+    points = [c for c in range(0x80, 0x110000) if not 0xD800 <= c <= 0xDFFF]
+    texts = [
+        " ".join(f"AB{chr(c)}CD x{chr(c)}Y {chr(c)}{chr(c)}" for c in points[i : i + 2048])
+        for i in range(0, len(points), 2048)
+    ]
+    events = _texts(texts)
+    assert _polars_rule(events, stemming=stemming) == _catalog_rule(events, stemming=stemming)
+
+
+_ALPHABET = st.sampled_from(
+    [*'abcXYZ019 _-./"\n\t{}:', "\u0130", "\u212a", "ß", "Σ", "ς", "é", "\u0301", "日本", "🙂"]
+)
+_TEXT = st.one_of(st.none(), st.lists(_ALPHABET, max_size=60).map("".join))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(_TEXT, _TEXT), min_size=1, max_size=12), st.sampled_from(_rules()))
+def test_random_text_gives_the_catalogs_postings(
+    rows: list[tuple[str | None, str | None]], stemming: bool
+) -> None:
+    events = _texts([t for t, _ in rows], [i for _, i in rows])
+    assert _polars_rule(events, stemming=stemming) == _catalog_rule(events, stemming=stemming)
+
+
+@pytest.mark.parametrize("stemming", _rules())
+def test_rows_are_tokenized_in_slices_alike(
+    stemming: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows are tokenized a slice of text at a time (a commit's words never all at once);
+    slicing changes no posting, also with rows longer than a slice or past 256 KiB."""
+    whole = _polars_rule(EVENTS, stemming=stemming)
+    assert whole == _catalog_rule(EVENTS, stemming=stemming)
+    monkeypatch.setattr(terms_module, "SLICE_CHARS", 20)
+    assert _polars_rule(EVENTS, stemming=stemming) == whole
+
+
+def test_terms_are_numbered_in_their_order_from_one() -> None:
+    made, vocabulary = terms_module.postings(EVENTS, None)
+    terms = vocabulary.column("term").to_pylist()
+    assert terms == sorted(terms) and len(set(terms)) == len(terms)
+    assert vocabulary.column("term_no").to_pylist() == list(range(1, len(terms) + 1))
+    assert set(made.column("term_no").to_pylist()) == set(range(1, len(terms) + 1))
+    empty, none = terms_module.postings(_texts([None, "", "a"]), None)
+    assert empty.num_rows == none.num_rows == 0
+
+
+def test_a_commit_whose_stemming_runs_out_of_memory_is_left_to_the_catalog(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tokenizer = BatchTokenizer("16MiB")
+    original = terms_module.postings
+
+    def out_of_memory(
+        events: pa.Table, stem: duckdb.DuckDBPyConnection | None
+    ) -> tuple[pa.Table, pa.Table]:
+        if events.num_rows > 1:
+            raise duckdb.OutOfMemoryException("could not allocate")
+        return original(events, stem)
+
+    monkeypatch.setattr(terms_module, "postings", out_of_memory)
+    try:
+        assert tokenizer.terms(EVENTS) is None
+        assert tokenizer.terms(EVENTS.slice(0, 1)) is not None  # the tokenizer goes on
     finally:
         tokenizer.close()
 
