@@ -131,6 +131,10 @@ def _connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
             "restore it from a backup or import into a new --catalog"
         ) from None
     con.execute("SET TimeZone = 'UTC'")
+    # DuckDB draws a progress bar on stdout for a statement past two seconds (a bulk
+    # import's final index work, on a catalog opened again after its loader process):
+    # stdout carries the commands' output (--json), never a bar.
+    con.execute("SET enable_progress_bar = false")
     return con
 
 

@@ -607,3 +607,27 @@ def test_writer_folds_the_log_in_when_it_closes_not_every_few_commits(catalog: P
     assert not wal.exists() or wal.stat().st_size == 0
     with open_for_write(catalog) as con:
         assert con.execute("SELECT count(*) FROM filler").fetchone() == (320_000,)
+
+
+def test_connections_never_draw_a_progress_bar(tmp_path: Path) -> None:
+    """stdout carries the commands' output (``--json``): DuckDB's progress bar, drawn
+    for a statement past two seconds, must never reach it, on any connection. (Checked
+    in a fresh interpreter: DuckDB turns the bar on by default, but not under pytest.)"""
+    catalog = tmp_path / "c.duckdb"
+    script = textwrap.dedent(
+        f"""
+        from pathlib import Path
+        from agentlake.load.catalog import connect_writer, open_for_read, open_for_write
+        setting = "SELECT current_setting('enable_progress_bar')"
+        with open_for_write(Path({str(catalog)!r})) as con:
+            print(con.sql(setting).fetchone()[0])
+        con = connect_writer(Path({str(catalog)!r}))
+        print(con.sql(setting).fetchone()[0])
+        con.close()
+        with open_for_read(Path({str(catalog)!r})) as con:
+            print(con.sql(setting).fetchone()[0])
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False"] * 3
