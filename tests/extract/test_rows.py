@@ -39,3 +39,35 @@ def test_withdrawals_over_a_long_batch_keep_every_other_row_in_order() -> None:
     built = sink.build()
     assert built.events.column("source_offset").to_pylist() == list(range(1, 4000, 2))
     assert built.usage.num_rows == 2000
+
+
+def test_every_value_lands_in_its_own_column() -> None:
+    """Rows are kept as tuples in the schemas' column order: each argument must come
+    out in the column of its name, for events, calls and sessions alike."""
+    sink = RowSink()
+    sink.event("s", "n", 3, "2026-01-02T03:04:05Z", "tool_use", "assistant", "text", 77,
+               model="m", tool_name="Bash", tool_call_id="c", tool_input="{}", is_error=True,
+               is_sidechain=True)  # fmt: skip
+    sink.usage("s", "msg", "req", "n", "ts", "m", 1, 2, 3, 4, 5, 6, True, 77, rank=9)
+    sink.session("s", project_path="/p", cli_version="1.0", title="t", title_rank=2)
+    built = sink.build()
+    assert built.events.to_pylist() == [
+        {"session_id": "s", "native_id": "n", "block_index": 3, "ts": "2026-01-02T03:04:05Z",
+         "block_type": "tool_use", "role": "assistant", "model": "m", "text": "text",
+         "tool_name": "Bash", "tool_call_id": "c", "tool_input": "{}", "is_error": True,
+         "is_sidechain": True, "source_offset": 77}
+    ]  # fmt: skip
+    assert built.usage.to_pylist() == [
+        {"session_id": "s", "message_id": "msg", "request_id": "req", "native_id": "n",
+         "ts": "ts", "model": "m", "input_tokens": 1, "cache_write_tokens": 2,
+         "cache_write_1h_tokens": 3, "cache_read_tokens": 4, "output_tokens": 5,
+         "reasoning_tokens": 6, "is_sidechain": True, "source_offset": 77, "rank": 9}
+    ]  # fmt: skip
+    session = built.sessions.to_pylist()
+    assert len(session) == 1
+    assert {k: v for k, v in session[0].items() if v is not None} == {
+        "session_id": "s", "project_path": "/p", "cli_version": "1.0", "title": "t",
+        "title_rank": 2,
+    }  # fmt: skip
+    empty = RowSink().build()
+    assert empty.events.num_rows == empty.usage.num_rows == empty.sessions.num_rows == 0
