@@ -1,14 +1,19 @@
 """The memory ceiling holds end to end: an import of about 100 MB of transcripts, 16 of
-whose lines are close to the 4 MiB line limit, stays under ``--memory-limit`` (peak RSS of
-the import process, measured by the kernel, and of the import's processes together — a
-bulk import writes its commits in a loader process — sampled from ``/proc``). The limit here is 768 MiB: the interpreter
+whose lines are close to the 4 MiB line limit, stays under ``--memory-limit``: the peak
+RSS of the import's processes together (a bulk import writes its commits in a loader
+process), sampled from ``/proc`` every 20 ms.
+
+Not the kernel's ``ru_maxrss`` of the import, which counts the RSS of the process that
+started it: a child's high-water mark takes in its parent's resident set as it was at
+fork and exec (a child of a process holding 800 MiB reports 810 MiB for ``python -c
+pass``), so inside a long test run it reported pytest's size (776-865 MiB for an import
+sampled at 560-720 MiB). The limit here is 768 MiB: the interpreter
 with DuckDB, Arrow and polars loaded takes about 150 MB before any work, and this corpus
 peaks at 560-620 MiB whatever smaller limit is asked for."""
 
 from __future__ import annotations
 
 import json
-import os
 import random
 import subprocess
 import sys
@@ -70,16 +75,12 @@ def test_peak_rss_stays_under_the_memory_limit(tmp_path: Path) -> None:
     stdout = proc.stdout.read()
     stderr = proc.stderr.read()
     sampler.stop()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    assert proc.returncode == 0, stderr.decode()
-    peak_mib = usage.ru_maxrss / 1024  # kilobytes on Linux
-    tree_mib = sampler.peak / 2**20
-    print(f"memory: peak RSS {peak_mib:.0f} MiB (processes together {tree_mib:.0f} MiB) "
-          f"under --memory-limit {LIMIT_MIB}MiB")  # fmt: skip
-    assert tree_mib > 100  # the sampler saw the import
-    for peak in (peak_mib, tree_mib):
-        assert peak <= LIMIT_MIB, f"peak RSS {peak:.0f} MiB over the {LIMIT_MIB} MiB limit"
+    assert proc.wait() == 0, stderr.decode()
+    peak_mib = sampler.peak / 2**20
+    print(f"memory: peak RSS {peak_mib:.0f} MiB (the import's processes together, "
+          f"{len(sampler.samples)} samples) under --memory-limit {LIMIT_MIB}MiB")  # fmt: skip
+    assert peak_mib > 100 and len(sampler.samples) > 20  # the sampler saw the import
+    assert peak_mib <= LIMIT_MIB, f"peak RSS {peak_mib:.0f} MiB over the {LIMIT_MIB} MiB limit"
 
     totals = json.loads(stdout)["totals"]
     assert totals["rejected"] == 1  # the one line over 4 MiB, with a receipt
