@@ -32,7 +32,6 @@ import contextlib
 import multiprocessing as mp
 import os
 import pickle
-import resource
 import signal
 import sys
 import threading
@@ -229,7 +228,9 @@ def _serve(
 
 def _closing(conn: Connection) -> None:
     """Tell the importing process this one is done, with its peak RSS."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    from .run import peak_rss_bytes
+
+    peak = peak_rss_bytes()
     with contextlib.suppress(OSError):
         conn.send(("closed", peak))
     conn.close()

@@ -167,3 +167,21 @@ def test_the_loader_dies_with_the_importing_process(tmp_path: Path) -> None:
     assert not _running(pid), "the loader outlived the importing process"
     with open_for_write(catalog) as con:  # DuckDB's own lock is free
         assert con.sql("SELECT count(*) FROM imports").fetchone() == (1,)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_the_receipts_peak_rss_is_the_process_own(tmp_path: Path) -> None:
+    """The kernel's ru_maxrss of a process takes in its parent's RSS at fork and exec;
+    the receipt's peak must not (here the parent holds 400 MiB more than the child)."""
+    ballast = bytearray(400 << 20)
+    for i in range(0, len(ballast), 4096):
+        ballast[i] = 1
+    probe = (
+        "import resource; from agentlake.run import peak_rss_bytes; "
+        "print(peak_rss_bytes(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    del ballast
+    own, kernel = map(int, done.stdout.split())
+    assert kernel > 400 << 20  # the quirk this guards against
+    assert 0 < own < 300 << 20
