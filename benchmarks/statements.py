@@ -11,9 +11,7 @@ commits took, how much of that the loader waited for the postings made on the
 tokenizer thread, and the CPU seconds each thread used (reading: the calling thread). By default each
 commit is written before the next is read, so the two add up to the import; with
 ``--overlap`` they run side by side as in a real import, and the seconds reading waited
-for the loader say which side bounds it. Commits are always written in this process
-(a bulk import writes them in a loader process, whose statements could not be timed
-here), so the contention for the GIL that the loader process avoids is in the times.
+for the loader say which side bounds it.
 """
 
 from __future__ import annotations
@@ -141,8 +139,7 @@ def main() -> None:
     for stale in args.catalog.parent.glob(args.catalog.name + "*"):
         stale.unlink()
     options = ImportOptions(catalog=args.catalog, workspace="default", home=args.home, env={},
-                            memory_limit=args.memory_limit, overlap_load=args.overlap,
-                            loader_process=False)  # fmt: skip
+                            memory_limit=args.memory_limit, overlap_load=args.overlap)  # fmt: skip
     with timed_statements() as times:
         started = time.perf_counter()
         result = run_import(options)

@@ -132,8 +132,8 @@ def _connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
         ) from None
     con.execute("SET TimeZone = 'UTC'")
     # DuckDB draws a progress bar on stdout for a statement past two seconds (a bulk
-    # import's final index work, on a catalog opened again after its loader process):
-    # stdout carries the commands' output (--json), never a bar.
+    # import's final index work, on a freshly opened catalog): stdout carries the
+    # commands' output (--json), never a bar.
     con.execute("SET enable_progress_bar = false")
     return con
 
@@ -166,8 +166,7 @@ CHECKPOINT_THRESHOLD: Final = "256MiB"
 
 def connect_writer(path: Path, *, memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:
     """A read-write connection with the writer's settings, without the lock or
-    migrations: for the holder of the writer lock (:func:`open_for_write`), which may
-    hand the file to a loader process and open it again afterwards."""
+    migrations (:func:`open_for_write` takes the lock and migrates)."""
     con = _connect(path, read_only=False)
     con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_THRESHOLD}'")
     if memory_limit:

@@ -104,12 +104,6 @@ class CatalogWriter:
         self._fault: FaultHook = faults or (lambda point: None)
         self._stemming: bool | None = None
 
-    def reconnect(self, con: duckdb.DuckDBPyConnection) -> None:
-        """Write through ``con`` from now on (the catalog opened again, after a loader
-        process wrote the commits)."""
-        self.con = con
-        self._stemming = None  # the extension is loaded per connection
-
     @property
     def stemming(self) -> bool:
         """Whether index terms are Porter stems: when the fts extension (which provides

@@ -4,8 +4,7 @@ Stages are connected by iterators. Consecutive batches are grouped into commits,
 written with its sources' checkpoints in one transaction; a refused source is recorded
 and the run goes on. The calling thread reads and transforms one commit while a
 tokenizer thread makes its search postings and a loader thread writes the one before
-(DuckDB releases the GIL), so two commits are in flight at most; a bulk import runs the
-tokenizer and the loader in a process of their own (:mod:`.loader_process` says why). The library returns an
+(DuckDB releases the GIL), so two commits are in flight at most. The library returns an
 :class:`ImportResult`; it never prints or exits.
 """
 
@@ -18,10 +17,10 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final
 
 import pyarrow as pa
 
@@ -30,7 +29,7 @@ from agentlake.extract.jsonl import Reject
 from agentlake.extract.providers import ProviderSpec, by_id
 from agentlake.extract.rows import RawTables
 from agentlake.extract.sources import SourceFile
-from agentlake.load.catalog import connect_writer, open_for_read, open_for_write
+from agentlake.load.catalog import open_for_read, open_for_write
 from agentlake.load.checkpoint import document_digest, load_checkpoints, window_digest
 from agentlake.load.load import (
     CatalogWriter,
@@ -44,7 +43,6 @@ from agentlake.transform.redact import POLICY_VERSION
 
 from .config import parse_size
 from .errors import ImportStopped, SourceError
-from .loader_process import LoaderProcess
 from .parallel import ExtractJob, ParallelExtractor, extract_job
 from .plan import Plan, PlannedSource, make_plan, select_providers
 from .progress import NullReporter, Reporter
@@ -57,12 +55,6 @@ PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this, starting workers costs more
 # From this many bytes to read, the largest indexes are dropped during the run and built
 # again at its end (CatalogWriter.drop_bulk_indexes says why).
 BULK_MIN_BYTES = 256 * 1024 * 1024
-# From this many bytes to read, commits are written by a loader process (starting one
-# costs about half a second; see loader_process).
-LOADER_PROCESS_MIN_BYTES = 64 * 1024 * 1024
-# What a memory ceiling keeps for the loader process beside DuckDB's share: its
-# interpreter with DuckDB and Arrow loaded (about 80 MiB) and its copy of a commit's rows.
-LOADER_PROCESS_RESERVE = 160 * 1024 * 1024
 REJECT_SAMPLES = 20  # rejects per source reported back line by line (all are in `rejects`)
 
 
@@ -94,9 +86,6 @@ class ImportOptions:
     # Write each commit in a loader thread while the next one is read and transformed
     # (False: one after the other, as when timing single statements).
     overlap_load: bool = True
-    # With overlap_load, write the commits of a bulk import (LOADER_PROCESS_MIN_BYTES or
-    # more to read) in a loader process instead of a thread (False: always a thread).
-    loader_process: bool = True
 
 
 @dataclass(slots=True)
@@ -225,18 +214,15 @@ _SOURCE_COPIES: Final = 64  # the rest divided by this = source bytes per commit
 _MIN_BATCH: Final = 1_000
 
 
-def memory_budget(
-    limit: str | None, limits: ExtractLimits, *, reserve: int = 0
-) -> tuple[str | None, ExtractLimits]:
+def memory_budget(limit: str | None, limits: ExtractLimits) -> tuple[str | None, ExtractLimits]:
     """Split a whole-run memory ceiling into DuckDB's ``memory_limit`` (a fifth, at
     least 128 MiB) and the records and source bytes per commit, so that the Python side
-    fits in the rest (less ``reserve`` bytes, kept for a loader process). ``None`` keeps
-    DuckDB's default and ``limits`` as they are."""
+    fits in the rest. ``None`` keeps DuckDB's default and ``limits`` as they are."""
     if limit is None:
         return None, limits
     total = parse_size(limit)
     duckdb_bytes = max(_DUCKDB_FLOOR, int(total * _DUCKDB_SHARE))
-    rest = max(0, total - duckdb_bytes - reserve)
+    rest = max(0, total - duckdb_bytes)
     return f"{duckdb_bytes // (1 << 20)}MiB", replace(
         limits,
         batch_lines=min(limits.batch_lines, max(_MIN_BATCH, rest // _BYTES_PER_RECORD)),
@@ -250,10 +236,7 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
     started = time.perf_counter()
     specs = select_providers(options.providers)
     duckdb_limit, limits = memory_budget(options.memory_limit, options.limits)
-    with (
-        open_for_write(options.catalog, wait=options.wait, memory_limit=duckdb_limit) as con,
-        contextlib.ExitStack() as stack,  # closes the catalog when opened again here
-    ):
+    with open_for_write(options.catalog, wait=options.wait, memory_limit=duckdb_limit) as con:
         writer = CatalogWriter(con, options.workspace, faults=options.faults)
         plan = make_plan(
             load_checkpoints(con, options.workspace),
@@ -269,44 +252,18 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
         # tokenizing, loading) keep both cores busy, and a second DuckDB worker for the
         # commits' many small statements only contended with them (in one process on
         # the benchmark home, alternating: 74-80 s with two, 69-73 s with one). The
-        # index work after the last commit gets every core.
+        # index work after the last commit gets every core again.
         if options.overlap_load:
             con.execute("SET threads = 1")
         if plan.bytes_to_read >= BULK_MIN_BYTES:
             writer.drop_bulk_indexes()
         result = ImportResult(import_id, plan)
         deadline = None if options.max_duration is None else started + options.max_duration
-        loading: _Loading
-        handed_over = (
-            options.overlap_load
-            and options.loader_process
-            and options.faults is None
-            and plan.bytes_to_read >= LOADER_PROCESS_MIN_BYTES
-        )
-        if handed_over:
-            _, limits = memory_budget(
-                options.memory_limit, options.limits, reserve=LOADER_PROCESS_RESERVE
-            )
-            con.close()  # the loader process opens the file; this one keeps the lock
-            loading = LoaderProcess(options.catalog, options.workspace, duckdb_limit)
-        else:
-            loading = _ThreadLoading(writer, options.overlap_load, duckdb_limit)
         committer = _Committer(
-            loading, import_id, reporter, limits.batch_lines, options.stop, deadline,
+            writer, import_id, reporter, limits.batch_lines, options.stop, deadline,
             max_bytes=limits.batch_bytes, overlap=options.overlap_load,
+            tokenizer_limit=duckdb_limit,
         )  # fmt: skip
-
-        def take_back() -> None:
-            """Wait for the loader to finish and, if it was a process, open the catalog
-            here again."""
-            nonlocal con, handed_over
-            committer.close()
-            if handed_over:
-                handed_over = False
-                con = connect_writer(options.catalog, memory_limit=duckdb_limit)
-                stack.callback(con.close)
-                writer.reconnect(con)
-
         reads = [p for p in plan.sources if p.action == "read"]
         workers = options.workers if plan.bytes_to_read >= PARALLEL_MIN_BYTES else 0
         extractor = (
@@ -334,7 +291,6 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
                         result.sources.extend(_left_pending([planned]))
                     break
             committer.flush()
-            take_back()
             con.execute("RESET threads")
             writer.ensure_bulk_indexes()
             if options.reindex:
@@ -345,7 +301,7 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
                 result.index_seconds = writer.compact_search_index()
         except BaseException as exc:
             # Committed batches stay; the receipt says the run did not finish and why.
-            take_back()
+            committer.close()
             if isinstance(exc, ImportStopped) and exc.outcome is not None:
                 result.sources.append(exc.outcome)
             stopped = isinstance(exc, (KeyboardInterrupt, ImportStopped))
@@ -369,7 +325,7 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
                 extractor.close()
         result.seconds = time.perf_counter() - started
         result.load_wait_seconds = committer.waited
-        result.peak_rss_bytes = peak_rss_bytes() + committer.loader_peak_rss
+        result.peak_rss_bytes = peak_rss_bytes()
         detail: dict[str, Any] = {
             "continuity": dict(Counter(s.planned.continuity for s in result.sources)),
             "refused": [
@@ -421,67 +377,6 @@ def _state(
 _Queued = tuple[Piece, SourceOutcome, int]  # a piece in a commit, its outcome, its bytes
 
 
-class _Loading(Protocol):
-    """Where commits are written: :class:`_ThreadLoading` or a :class:`LoaderProcess`."""
-
-    def prepare(self, import_id: int, pieces: list[Piece], data: list[CatalogRows]) -> Any:
-        """Start on a commit (tokenizing its rows) before the one before it is done."""
-
-    def commit(self, prepared: Any) -> Callable[[], dict[str, CommitResult]]:
-        """Write the prepared commit once the one before it is done; returns what waits
-        for its result."""
-
-    def close(self) -> None:
-        """Stop, once the commit in flight is written."""
-
-
-class _ThreadLoading:
-    """Commits written by a loader thread of this process, their postings made on a
-    tokenizer thread (:mod:`agentlake.load.terms`); with ``overlap`` False, the commits
-    tokenize themselves and nothing runs beside the reading thread."""
-
-    def __init__(self, writer: CatalogWriter, overlap: bool, tokenizer_limit: str | None) -> None:
-        self.writer, self.overlap = writer, overlap
-        self.loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentlake-load")
-        # The tokenizer connection's memory_limit: the catalog connection's (with half of
-        # it, a quarter of a bulk import's commits did not fit and fell back to the
-        # catalog, and the peak RSS stayed the same).
-        self.tokenizer_limit = tokenizer_limit
-        self.tokenizer: BatchTokenizer | None = None
-        self.tokenizing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentlake-terms")
-
-    def prepare(
-        self, import_id: int, pieces: list[Piece], data: list[CatalogRows]
-    ) -> tuple[int, list[Piece], list[CatalogRows], Callable[[], BatchTerms | None] | None]:
-        """Start tokenizing a commit's events on the tokenizer thread (only when loading
-        overlaps reading: otherwise the catalog tokenizes, with nothing to overlap). The
-        tokenizer's connection is DuckDB's own and releases the GIL, so it runs beside
-        both reading and the commit before."""
-        terms = None
-        if self.overlap and data:
-            if self.tokenizer is None:
-                from agentlake.load.terms import BatchTokenizer
-
-                self.tokenizer = BatchTokenizer(self.tokenizer_limit)
-            terms = self.tokenizing.submit(self.tokenizer.terms, batch_events(data)).result
-        return import_id, pieces, data, terms
-
-    def commit(
-        self,
-        prepared: tuple[int, list[Piece], list[CatalogRows], Callable[[], BatchTerms | None]],
-    ) -> Callable[[], dict[str, CommitResult]]:
-        """Hand the commit to the loader thread."""
-        return self.loader.submit(self.writer.commit, *prepared).result
-
-    def close(self) -> None:
-        """Stop the threads (the commit in flight, if any, is written first)."""
-        self.loader.shutdown()
-        self.tokenizing.shutdown()
-        if self.tokenizer is not None:
-            self.tokenizer.close()
-            self.tokenizer = None
-
-
 class _Committer:
     """Groups consecutive pieces (small sources together, large ones batch by batch)
     into commits of about ``max_records`` records. Each commit transforms its raw rows
@@ -489,7 +384,7 @@ class _Committer:
 
     def __init__(
         self,
-        loading: _Loading,
+        writer: CatalogWriter,
         import_id: int,
         reporter: Reporter,
         max_records: int,
@@ -498,8 +393,9 @@ class _Committer:
         *,
         max_bytes: int | None = None,
         overlap: bool = True,
+        tokenizer_limit: str | None = None,
     ) -> None:
-        self.loading, self.import_id, self.reporter = loading, import_id, reporter
+        self.writer, self.import_id, self.reporter = writer, import_id, reporter
         self.max_records, self.stop, self.deadline = max_records, stop, deadline
         self.max_bytes = max_bytes
         self.bytes = 0
@@ -510,12 +406,17 @@ class _Committer:
         # (provider, raw events) the next commit may continue: a message streamed as
         # several records can be cut between two commits.
         self.context: tuple[str, pa.Table] | None = None
-        # The commit being written, with what to credit once it is done.
-        self.inflight: tuple[Callable[[], dict[str, CommitResult]], list[_Queued]] | None = None
+        # The commit the loader thread is writing, with what to credit once it is done.
+        self.loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentlake-load")
+        self.inflight: tuple[Future[dict[str, CommitResult]], list[_Queued]] | None = None
         self.overlap = overlap  # False: wait for each commit before reading on
+        # The tokenizer connection's memory_limit: the catalog connection's (with half of
+        # it, a quarter of a bulk import's commits did not fit and fell back to the
+        # catalog, and the peak RSS stayed the same).
+        self.tokenizer_limit = tokenizer_limit
+        self.tokenizer: BatchTokenizer | None = None
+        self.tokenizing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentlake-terms")
         self.waited = 0.0  # seconds this thread waited for the loader
-        self.closed = False
-        self.loader_peak_rss = 0  # a loader process's own peak RSS, once closed
 
     def add(self, piece: Piece, raw: RawTables | None, outcome: SourceOutcome, nbytes: int) -> None:
         """Queue ``piece`` with its raw rows (covering ``nbytes`` of its source). A piece
@@ -613,21 +514,39 @@ class _Committer:
         self.pending.clear()
         self.records = 0
         self.bytes = 0
-        prepared = self.loading.prepare(self.import_id, [piece for piece, _, _ in queued], data)
+        terms = self._terms(data)
         self.drain()
-        self.inflight = (self.loading.commit(prepared), queued)
+        pieces = [piece for piece, _, _ in queued]
+        self.inflight = (
+            self.loader.submit(self.writer.commit, self.import_id, pieces, data, terms),
+            queued,
+        )
         if not self.overlap:
             self.drain()
+
+    def _terms(self, data: list[CatalogRows]) -> Callable[[], BatchTerms | None] | None:
+        """Start tokenizing a commit's events for the search index on the tokenizer
+        thread, and return what the commit calls for the postings once it has written
+        its new events (only when loading overlaps reading: otherwise the catalog
+        tokenizes, with nothing to overlap). The tokenizer's connection is DuckDB's own
+        and releases the GIL, so it runs beside both reading and the commit before."""
+        if not (self.overlap and data):
+            return None
+        if self.tokenizer is None:
+            from agentlake.load.terms import BatchTokenizer
+
+            self.tokenizer = BatchTokenizer(self.tokenizer_limit)
+        return self.tokenizing.submit(self.tokenizer.terms, batch_events(data)).result
 
     def drain(self) -> None:
         """Wait for the commit in flight, if any, and credit its sources; raises what
         the commit raised."""
         if self.inflight is None:
             return
-        result, queued = self.inflight
+        future, queued = self.inflight
         self.inflight = None
         waiting = time.perf_counter()
-        results = result()
+        results = future.result()
         self.waited += time.perf_counter() - waiting
         credited: set[str] = set()
         for piece, outcome, nbytes in queued:
@@ -644,15 +563,14 @@ class _Committer:
 
     def close(self) -> None:
         """Wait for the commit in flight (its error, if any, is not raised: the run is
-        already failing) and stop the loader."""
-        if self.closed:
-            return
-        self.closed = True
+        already failing) and stop the loader thread."""
         with contextlib.suppress(Exception):  # the run's own error is the one reported
             self.drain()
-        self.loading.close()
-        if isinstance(self.loading, LoaderProcess):
-            self.loader_peak_rss = self.loading.peak_rss_bytes
+        self.loader.shutdown()
+        self.tokenizing.shutdown()
+        if self.tokenizer is not None:
+            self.tokenizer.close()
+            self.tokenizer = None
 
 
 class BudgetSpent(Exception):
