@@ -404,7 +404,11 @@ def row_positions(rows: int) -> pa.Array:
 def tokenize_script(*, stemming: bool) -> str:
     """The SQL that turns ``index_input`` into ``new_postings`` and ``new_vocabulary``
     (sql/queries/search_tokenize.sql), stemming words with Porter when ``stemming``."""
-    text = sql.query("search_tokenize")
+    text = (
+        sql.query("search_tokenize")
+        .replace("/* indexed chars */", str(sql.INDEXED_CHARS))
+        .replace("/* stop words */", sql.literals(sql.STOP_WORDS))
+    )
     return text if stemming else text.replace("stem(token, 'porter')", "token")
 
 

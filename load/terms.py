@@ -32,13 +32,6 @@ from agentlake import sql
 
 from .catalog import load_fts
 
-# The words the rule drops (search_tokenize.sql's list; a test holds the two equal).
-STOP_WORDS: Final = (
-    "the", "and", "for", "that", "this", "with", "are", "was", "but", "not", "you",
-    "have", "has", "had", "its", "from", "they", "will", "would", "there", "their",
-    "what", "which", "when", "can", "all", "were", "been", "into", "than", "then",
-    "them", "these", "our", "out",
-)  # fmt: skip
 # Text tokenized at once: a slice's words and their counts stay a few tens of MiB, and a
 # commit's rows cannot make more at once however long they are.
 SLICE_CHARS: Final = 4 << 20
@@ -77,7 +70,7 @@ def _words(rows: pl.LazyFrame) -> pl.LazyFrame:
     return (
         rows.select("doc", text.str.to_lowercase().str.extract_all("[a-z0-9]+").alias("token"))
         .explode("token")
-        .filter(token.str.len_bytes().is_between(2, 40) & ~token.is_in(STOP_WORDS))
+        .filter(token.str.len_bytes().is_between(2, 40) & ~token.is_in(sql.STOP_WORDS))
         .group_by("doc", "token")
         .len("tf")
     )
@@ -88,7 +81,8 @@ def postings(events: pa.Table, stem: duckdb.DuckDBPyConnection | None) -> tuple[
     being the row's position, and their vocabulary (term_no, term), numbered in the
     terms' order; words are stemmed by ``stem``'s ``stem()`` (a connection with the fts
     extension loaded), or kept as they are when it is ``None``. Rows are tokenized in
-    slices of about :data:`SLICE_CHARS` characters."""
+    slices of about :data:`SLICE_CHARS` characters; the words of all slices are stemmed
+    together, each distinct word once."""
     frame = pl.from_arrow(events.select(["text", "tool_input"]))
     assert isinstance(frame, pl.DataFrame)
     size = pl.min_horizontal(
@@ -103,21 +97,20 @@ def postings(events: pa.Table, stem: duckdb.DuckDBPyConnection | None) -> tuple[
     parts: list[pl.DataFrame] = []
     start = 0
     for length in lengths:
-        words = _words(frame.slice(start, length).lazy()).collect()
+        parts.append(_words(frame.slice(start, length).lazy()).collect())
         start += length
-        if stem is not None and words.height:
-            stem.register("words", words.select(pl.col("token").unique()).to_arrow())
-            try:
-                stems = stem.execute("SELECT token, stem(token, 'porter') AS term FROM words").pl()
-            finally:
-                stem.unregister("words")
-            words = words.join(stems, on="token").group_by("doc", "term").agg(pl.col("tf").sum())
-        else:
-            words = words.rename({"token": "term"})
-        parts.append(words)
-    if not parts:
+    words = pl.concat(parts) if parts else pl.DataFrame()
+    if not words.height:
         return _POSTINGS.empty_table(), _VOCABULARY.empty_table()
-    found = pl.concat(parts)
+    if stem is None:
+        found = words.rename({"token": "term"})
+    else:
+        stem.register("words", words.select(pl.col("token").unique()).to_arrow())
+        try:
+            stems = stem.execute("SELECT token, stem(token, 'porter') AS term FROM words").pl()
+        finally:
+            stem.unregister("words")
+        found = words.join(stems, on="token").group_by("doc", "term").agg(pl.col("tf").sum())
     vocabulary = (
         found.select(pl.col("term").unique().sort())
         .with_row_index("term_no", offset=1)

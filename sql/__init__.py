@@ -11,6 +11,14 @@ from typing import Final
 
 # Characters of each event the search index reads (queries/search_tokenize.sql says why).
 INDEXED_CHARS: Final = 262_144
+# Words the search index leaves out (queries/search_tokenize.sql and agentlake.load.terms
+# apply the one list).
+STOP_WORDS: Final = (
+    "the", "and", "for", "that", "this", "with", "are", "was", "but", "not", "you",
+    "have", "has", "had", "its", "from", "they", "will", "would", "there", "their",
+    "what", "which", "when", "can", "all", "were", "been", "into", "than", "then",
+    "them", "these", "our", "out",
+)  # fmt: skip
 
 
 @cache

@@ -16,15 +16,12 @@ SELECT doc, token
 FROM (
     SELECT doc,
            unnest(regexp_split_to_array(
-               lower(left(concat_ws(' ', text, CAST(tool_input AS VARCHAR)), 262144)),
+               lower(left(concat_ws(' ', text, CAST(tool_input AS VARCHAR)), /* indexed chars */)),
                '[^a-z0-9]+')) AS token
     FROM index_input
 )
 WHERE length(token) BETWEEN 2 AND 40
-  AND token NOT IN ('the', 'and', 'for', 'that', 'this', 'with', 'are', 'was', 'but',
-                    'not', 'you', 'have', 'has', 'had', 'its', 'from', 'they', 'will',
-                    'would', 'there', 'their', 'what', 'which', 'when', 'can', 'all',
-                    'were', 'been', 'into', 'than', 'then', 'them', 'these', 'our', 'out');
+  AND token NOT IN (/* stop words */);
 
 -- each distinct word stemmed once, not every occurrence
 CREATE OR REPLACE TEMP TABLE index_words AS

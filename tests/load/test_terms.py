@@ -20,7 +20,8 @@ from agentlake.extract.extract import ExtractLimits
 from agentlake.load import terms as terms_module
 from agentlake.load.catalog import load_fts, open_for_write, run_script
 from agentlake.load.load import CatalogWriter, tokenize_script
-from agentlake.load.terms import STOP_WORDS, BatchTerms, BatchTokenizer
+from agentlake.load.terms import BatchTerms, BatchTokenizer
+from agentlake.sql import STOP_WORDS
 from tests.pipeline.helpers import import_with, snapshot
 
 EVENTS = pa.table(
@@ -134,11 +135,12 @@ def _texts(
 
 
 def test_the_stop_words_and_the_cut_are_the_catalogs() -> None:
-    script = sql.query("search_tokenize")
+    script = tokenize_script(stemming=True)
     listed = re.search(r"token NOT IN \(([^)]*)\)", script)
     assert listed is not None
     assert tuple(re.findall(r"'(\w+)'", listed.group(1))) == STOP_WORDS
     assert f"{sql.INDEXED_CHARS})" in script
+    assert "/*" not in script.split("CREATE", 1)[1]  # every placeholder filled
 
 
 @pytest.mark.parametrize("stemming", _rules())
