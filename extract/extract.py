@@ -51,7 +51,7 @@ class ExtractBatch:
     """Raw rows of one contiguous byte range ``[start_offset, end_offset)`` of a source."""
 
     source: SourceFile
-    tables: RawTables
+    rows: RowSink  # built into tables when committed, together with the commit's others
     rejects: list[Reject]
     start_offset: int
     end_offset: int
@@ -59,6 +59,11 @@ class ExtractBatch:
     outcomes: Counter[str] = field(default_factory=Counter)
     state: str | None = None  # the adapter's memo after this batch, as JSON
     retracts: bool = False  # the batch withdraws rows already committed
+
+    @property
+    def tables(self) -> RawTables:
+        """The batch's rows as Arrow tables (built on each call)."""
+        return self.rows.build()
 
     @property
     def records(self) -> int:
@@ -140,11 +145,10 @@ def _extract_lines(
 
 def _whole(source: SourceFile, sink: RowSink, ctx: SourceContext, outcomes: Counter[str],
            rejects: list[Reject]) -> ExtractBatch:  # fmt: skip
-    tables = sink.build()
     return ExtractBatch(
-        source=source, tables=tables, rejects=rejects, start_offset=0, end_offset=source.size,
+        source=source, rows=sink, rejects=rejects, start_offset=0, end_offset=source.size,
         lines=1, outcomes=outcomes, state=orjson.dumps(ctx.memo).decode(),
-        retracts=tables.retractions.num_rows > 0,
+        retracts=sink.retracts,
     )  # fmt: skip
 
 
@@ -247,16 +251,15 @@ def _map_chunk(
         outcomes[outcome] += 1
     if new_rejects:
         rejects = sorted([*rejects, *new_rejects], key=lambda r: r.offset)
-    tables = sink.build()
     batch = ExtractBatch(
         source=source,
-        tables=tables,
+        rows=sink,
         rejects=rejects,
         start_offset=chunk.start_offset,
         end_offset=chunk.end_offset,
         lines=chunk.lines,
         outcomes=outcomes,
         state=orjson.dumps(ctx.memo).decode(),
-        retracts=tables.retractions.num_rows > 0,
+        retracts=sink.retracts,
     )
     return batch, drift

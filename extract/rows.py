@@ -10,7 +10,9 @@ or converting each column apart.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
 from typing import Any
 
 import pyarrow as pa
@@ -190,23 +192,43 @@ class RowSink:
 
     def build(self) -> RawTables:
         """Turn the accumulated rows into Arrow tables."""
-        fields = RAW_SESSION_SCHEMA.names[1:]
-        sessions = [
-            (sid, *(row.get(name) for name in fields)) for sid, row in self._sessions.items()
-        ]
-        retractions = pa.table(
-            [
-                pa.array([s for s, _ in self._retracted], pa.string()),
-                pa.array([n for _, n in self._retracted], pa.string()),
-            ],
-            schema=RETRACTION_SCHEMA,
-        )
         events = _table(self._events, RAW_EVENT_SCHEMA)
         usage = _table(self._usage, RAW_USAGE_SCHEMA)
         if self._withdrawn:
             events = self._kept(events, 0)
             usage = self._kept(usage, 1)
-        return RawTables(events, usage, _table(sessions, RAW_SESSION_SCHEMA), retractions)
+        return RawTables(events, usage, self._session_table(), self._retraction_table())
+
+    def _session_table(self) -> pa.Table:
+        return _table(self._session_rows(), RAW_SESSION_SCHEMA)
+
+    def _session_rows(self) -> list[tuple[Any, ...]]:
+        fields = RAW_SESSION_SCHEMA.names[1:]
+        return [(sid, *(row.get(name) for name in fields)) for sid, row in self._sessions.items()]
+
+    def _retraction_table(self) -> pa.Table:
+        return _table(self._retracted, RETRACTION_SCHEMA)
+
+    def sessions_withdrawn_from(self) -> set[str]:
+        """The sessions this batch withdraws rows of."""
+        return {sid for sid, _ in self._retracted}
+
+    def sessions_touched(self) -> set[str]:
+        """Every session this batch has rows of (events, calls, session fields or
+        withdrawals)."""
+        return {
+            *(row[0] for row in self._events),
+            *(row[0] for row in self._usage),
+            *self._sessions,
+            *(sid for sid, _ in self._retracted),
+        }
+
+    def last_event(self) -> pa.Table:
+        """The batch's last event as built (no row when it has none)."""
+        if self._withdrawn:
+            events = self.build().events
+            return events.slice(max(events.num_rows - 1, 0))
+        return _table(self._events[-1:], RAW_EVENT_SCHEMA)
 
     def _kept(self, table: pa.Table, which: int) -> pa.Table:
         """``table`` without the rows a later withdrawal took back: rows joined in bulk
@@ -231,3 +253,46 @@ class RowSink:
         if not gone.num_rows:
             return table
         return table.filter(pc.invert(pc.is_in(rows.column("row"), value_set=gone.column("row"))))
+
+
+def build_tagged(parts: Sequence[tuple[RowSink, str]]) -> RawTables:
+    """One batch from several sinks, each with the id of the source it was read from:
+    the tables :meth:`RawTables.concat` makes of each sink's built and
+    :meth:`RawTables.tagged` tables, but with the rows of consecutive sinks converted
+    together (a commit of a bulk import gathers hundreds of small files; converting
+    each apart cost a table per file and a polars frame of hundreds of chunks). A sink
+    with withdrawals is built on its own, in its place."""
+    chunks: list[RawTables] = []
+    run: list[tuple[RowSink, str]] = []
+    for sink, source_id in parts:
+        if sink._withdrawn:
+            if run:
+                chunks.append(_converted_together(run))
+                run = []
+            chunks.append(sink.build().tagged(source_id))
+        else:
+            run.append((sink, source_id))
+    if run or not chunks:
+        chunks.append(_converted_together(run))
+    return chunks[0] if len(chunks) == 1 else RawTables.concat(chunks)
+
+
+def _converted_together(parts: list[tuple[RowSink, str]]) -> RawTables:
+    """The rows of sinks without withdrawals, tagged and converted in one pass."""
+
+    def tagged(rows: list[list[tuple[Any, ...]]], schema: pa.Schema) -> pa.Table:
+        table = _table(list(chain.from_iterable(rows)), schema)
+        source_ids = chain.from_iterable(
+            repeat(sid, len(r)) for r, (_, sid) in zip(rows, parts, strict=True)
+        )
+        return table.append_column(
+            "source_id", pa.array(source_ids, pa.string(), size=table.num_rows)
+        )
+
+    sessions = chain.from_iterable(sink._session_rows() for sink, _ in parts)
+    return RawTables(
+        tagged([sink._events for sink, _ in parts], RAW_EVENT_SCHEMA),
+        tagged([sink._usage for sink, _ in parts], RAW_USAGE_SCHEMA),
+        _table(list(sessions), RAW_SESSION_SCHEMA),
+        _table([], RETRACTION_SCHEMA),
+    )

@@ -27,7 +27,7 @@ import pyarrow as pa
 from agentlake.extract.extract import ExtractBatch, ExtractLimits
 from agentlake.extract.jsonl import Reject
 from agentlake.extract.providers import ProviderSpec, by_id
-from agentlake.extract.rows import RawTables
+from agentlake.extract.rows import RowSink, build_tagged
 from agentlake.extract.sources import SourceFile
 from agentlake.load.catalog import open_for_read, open_for_write
 from agentlake.load.checkpoint import document_digest, load_checkpoints, window_digest
@@ -399,7 +399,7 @@ class _Committer:
         self.max_records, self.stop, self.deadline = max_records, stop, deadline
         self.max_bytes = max_bytes
         self.bytes = 0
-        self.pending: list[tuple[Piece, RawTables | None, SourceOutcome, int]] = []
+        self.pending: list[tuple[Piece, RowSink | None, SourceOutcome, int]] = []
         self.records = 0
         self.progressed = False  # some bytes were read in this run
         self.outcomes: dict[str, SourceOutcome] = {}  # every source a piece was queued for
@@ -418,7 +418,7 @@ class _Committer:
         self.tokenizing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentlake-terms")
         self.waited = 0.0  # seconds this thread waited for the loader
 
-    def add(self, piece: Piece, raw: RawTables | None, outcome: SourceOutcome, nbytes: int) -> None:
+    def add(self, piece: Piece, raw: RowSink | None, outcome: SourceOutcome, nbytes: int) -> None:
         """Queue ``piece`` with its raw rows (covering ``nbytes`` of its source). A piece
         that withdraws rows of sessions the queued pieces touch starts a new commit: a
         commit withdraws from what the catalog holds before it inserts, so those pieces
@@ -426,7 +426,7 @@ class _Committer:
         so it cannot reach their rows), and the pieces after it may share its commit
         too (their rows are inserted after the withdrawal, as they would be in a commit
         of their own)."""
-        if raw is not None and raw.retractions.num_rows and self._touched(raw.retractions):
+        if raw is not None and raw.retracts and self._touched(raw):
             self.submit()
         self.pending.append((piece, raw, outcome, nbytes))
         self.outcomes[piece.state.source.source_id] = outcome
@@ -439,18 +439,15 @@ class _Committer:
         if full:
             self.submit()
 
-    def _touched(self, retractions: pa.Table) -> bool:
+    def _touched(self, raw: RowSink) -> bool:
         """Whether a queued piece has rows (events, calls, session fields or withdrawals)
-        of a session that ``retractions`` withdraw from. On the benchmark home a third
-        of all commits started at a Gemini rewind before this was asked."""
-        import pyarrow.compute as pc  # loads in ~30 ms; a run with nothing new never needs it
-
-        sessions = pc.unique(retractions.column("session_id"))
+        of a session that ``raw`` withdraws from. On the benchmark home a third of all
+        commits started at a Gemini rewind before this was asked."""
+        sessions = raw.sessions_withdrawn_from()
         return any(
-            pc.any(pc.is_in(table.column("session_id"), value_set=sessions)).as_py()
-            for _, raw, _, _ in self.pending
-            if raw is not None
-            for table in (raw.events, raw.usage, raw.sessions, raw.retractions)
+            not sessions.isdisjoint(queued.sessions_touched())
+            for _, queued, _, _ in self.pending
+            if queued is not None
         )
 
     def should_stop(self) -> bool:
@@ -491,15 +488,15 @@ class _Committer:
         # to read never pays for it.
         from agentlake.transform.transform import stream_context, transform_batch
 
-        by_provider: dict[str, list[RawTables]] = {}
+        by_provider: dict[str, list[tuple[RowSink, str]]] = {}
         for piece, raw, _, _ in self.pending:
             if raw is not None:
                 src = piece.state.source
-                by_provider.setdefault(src.provider, []).append(raw.tagged(src.source_id))
+                by_provider.setdefault(src.provider, []).append((raw, src.source_id))
         context = self.context
         data = [
             transform_batch(
-                RawTables.concat(parts),
+                build_tagged(parts),
                 provider=provider,
                 context=context[1] if context and context[0] == provider else None,
             )
@@ -509,7 +506,7 @@ class _Committer:
         self.context = None
         if last_raw is not None:
             src = last.state.source
-            self.context = (src.provider, stream_context(last_raw.events, src.source_id))
+            self.context = (src.provider, stream_context(last_raw.last_event(), src.source_id))
         queued = [(piece, outcome, nbytes) for piece, _, outcome, nbytes in self.pending]
         self.pending.clear()
         self.records = 0
@@ -653,7 +650,7 @@ def _run_source(
             room = REJECT_SAMPLES - len(outcome.reject_samples)
             if room > 0:
                 outcome.reject_samples.extend(batch.rejects[:room])
-            committer.add(piece, batch.tables, outcome, batch.end_offset - offset)
+            committer.add(piece, batch.rows, outcome, batch.end_offset - offset)
             offset = batch.end_offset
             if committer.should_stop():
                 outcome.pending_bytes = planned.stop - offset

@@ -3,7 +3,7 @@ before them."""
 
 from __future__ import annotations
 
-from agentlake.extract.rows import RowSink
+from agentlake.extract.rows import RawTables, RowSink, build_tagged
 
 
 def _emit(sink: RowSink, sid: str, mid: str, offset: int) -> None:
@@ -71,3 +71,42 @@ def test_every_value_lands_in_its_own_column() -> None:
     }  # fmt: skip
     empty = RowSink().build()
     assert empty.events.num_rows == empty.usage.num_rows == empty.sessions.num_rows == 0
+
+
+def _tagged_one_by_one(parts: list[tuple[RowSink, str]]) -> RawTables:
+    return RawTables.concat([sink.build().tagged(sid) for sink, sid in parts])
+
+
+def test_sinks_converted_together_equal_each_built_and_tagged_in_turn() -> None:
+    """A commit converts the rows of its sinks together; it must make the very tables
+    (rows, order, types) of building and tagging each sink apart, with sinks that
+    withdraw rows, empty sinks and session fields among them."""
+    parts: list[tuple[RowSink, str]] = []
+    for k in range(7):
+        sink = RowSink()
+        for i in range(k * 3):
+            _emit(sink, f"s{k}", f"m{i}", i)
+        if k == 3:
+            sink.retract(f"s{k}", "m1")
+            _emit(sink, f"s{k}", "m1", 99)
+        if k % 2:
+            sink.session(f"s{k}", project_path=f"/p{k}", title="t", title_rank=1)
+        parts.append((sink, f"src{k}"))
+    for chosen in (parts, parts[:3], parts[3:4], parts[4:], parts[:1], []):
+        together = build_tagged(chosen)
+        one_by_one = _tagged_one_by_one(chosen) if chosen else RowSink().build().tagged("x")
+        for name in ("events", "usage", "sessions", "retractions"):
+            assert getattr(together, name).equals(getattr(one_by_one, name)), name
+
+
+def test_sessions_touched_and_last_event_follow_the_built_rows() -> None:
+    sink = RowSink()
+    _emit(sink, "s1", "a", 0)
+    _emit(sink, "s2", "b", 1)
+    sink.session("s3", title="t")
+    assert sink.sessions_touched() == {"s1", "s2", "s3"}
+    assert sink.last_event().column("text").to_pylist() == ["b@1"]
+    sink.retract("s2", "b")
+    assert sink.sessions_withdrawn_from() == {"s2"}
+    assert sink.last_event().column("text").to_pylist() == ["a@0"]
+    assert RowSink().last_event().num_rows == 0
