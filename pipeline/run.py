@@ -11,6 +11,7 @@ tokenizer thread makes its search postings and a loader thread writes the one be
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import resource
 import threading
@@ -55,6 +56,11 @@ PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this, starting workers costs more
 # From this many bytes to read, the largest indexes are dropped during the run and built
 # again at its end (CatalogWriter.drop_bulk_indexes says why).
 BULK_MIN_BYTES = 256 * 1024 * 1024
+# The cycle collector's first-generation threshold while importing. An import allocates
+# millions of short-lived, acyclic containers (parsed records, their rows): at CPython's
+# default of 700 the collector walked them over and over (3 % of the import's CPU under
+# perf; the reading side of the benchmark import alone: 38.2 / 38.7 s -> 33.4 / 32.3 s).
+GC_THRESHOLD = 100_000
 REJECT_SAMPLES = 20  # rejects per source reported back line by line (all are in `rejects`)
 
 
@@ -230,8 +236,25 @@ def memory_budget(limit: str | None, limits: ExtractLimits) -> tuple[str | None,
     )
 
 
+@contextlib.contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Raise the cycle collector's first threshold to :data:`GC_THRESHOLD` for the
+    duration (the other generations' ratios stay), then restore it."""
+    before = gc.get_threshold()
+    gc.set_threshold(max(GC_THRESHOLD, before[0]), *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
 def run_import(options: ImportOptions, reporter: Reporter | None = None) -> ImportResult:
     """Plan and execute an import; returns its receipt."""
+    with fewer_collections():
+        return _run_import(options, reporter)
+
+
+def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResult:
     reporter = reporter or NullReporter()
     started = time.perf_counter()
     specs = select_providers(options.providers)

@@ -1,0 +1,19 @@
+"""The import raises the cycle collector's threshold while it runs, and restores it."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from agentlake.run import GC_THRESHOLD, fewer_collections
+
+
+def test_the_threshold_is_raised_inside_and_restored_after_even_on_error() -> None:
+    before = gc.get_threshold()
+    with fewer_collections():
+        assert gc.get_threshold() == (max(GC_THRESHOLD, before[0]), *before[1:])
+    assert gc.get_threshold() == before
+    with pytest.raises(RuntimeError), fewer_collections():
+        raise RuntimeError("boom")
+    assert gc.get_threshold() == before
