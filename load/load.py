@@ -103,6 +103,9 @@ class CatalogWriter:
         self.workspace = workspace
         self._fault: FaultHook = faults or (lambda point: None)
         self._stemming: bool | None = None
+        # Whether the workspace held sessions when this import began: only those can
+        # have values of an earlier import to keep in `session_versions`.
+        self._earlier_sessions = True
 
     @property
     def stemming(self) -> bool:
@@ -136,7 +139,20 @@ class CatalogWriter:
                 "VALUES (?, ?, ?, 'running')",
                 [import_id, self.workspace, _now()],
             )
+            held = con.execute(
+                "SELECT EXISTS (SELECT 1 FROM sessions WHERE workspace = ?)", [self.workspace]
+            ).fetchone()
+            self._earlier_sessions = bool(held and held[0])
         return import_id
+
+    def _session_script(self, name: str) -> str:
+        """The named script that changes sessions, without its statements that keep
+        earlier imports' values in ``session_versions`` when the workspace held no
+        session as this import began: every session then belongs to this import, and
+        those statements, which look for older ones in the whole ``sessions`` table at
+        each commit, could find none."""
+        script = sql.query(name)
+        return script if self._earlier_sessions else without_snapshots(script)
 
     def finish_import(
         self, import_id: int, status: str, counts: dict[str, int], detail: dict[str, Any]
@@ -203,7 +219,7 @@ class CatalogWriter:
                 )
                 run_script(con, retract, params)
                 run_script(con, sql.query("search_index_remove"), params)
-                run_script(con, sql.query("recompute_sessions"), params)
+                run_script(con, self._session_script("recompute_sessions"), params)
             if "batch_amended" in tables:
                 run_script(con, sql.query("amend_events"), params)
                 run_script(con, sql.query("search_index_remove"), params)
@@ -211,9 +227,9 @@ class CatalogWriter:
             if data:
                 run_script(con, self._insert_new_events(tables["batch_events"]), params)
                 new_events = _counts(con, "SELECT source_id, count(*) FROM new_events GROUP BY ALL")
-                run_script(con, sql.query("upsert_sessions"), params)
+                run_script(con, self._session_script("upsert_sessions"), params)
                 if tables["batch_usage"].num_rows:
-                    run_script(con, sql.query("merge_usage"), params)
+                    run_script(con, self._session_script("merge_usage"), params)
                     new_usage = _counts(
                         con,
                         "SELECT source_id, count(*) FROM usage_winners WHERE NOT existing GROUP BY ALL",
@@ -433,6 +449,20 @@ def search_index_script(*, stemming: bool, tokenized: bool = False) -> str:
     return text.replace("/* new_docs columns */", "text, tool_input").replace(
         "/* new_postings */", tokenize + ";"
     )
+
+
+def without_snapshots(script: str) -> str:
+    """``script`` without its ``INSERT INTO session_versions`` statements."""
+    kept = [
+        statement
+        for statement in script.split(";\n")
+        if not any(
+            line.lstrip().startswith("INSERT INTO session_versions")
+            for line in statement.splitlines()
+            if not line.lstrip().startswith("--")
+        )
+    ]
+    return ";\n".join(kept)
 
 
 def _with_sessions(script: str, rows: pa.Table) -> str:

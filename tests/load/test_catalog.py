@@ -27,7 +27,7 @@ from agentlake.load.catalog import (
     open_for_write,
     run_script,
 )
-from agentlake.load.load import CatalogWriter, Piece, SourceState
+from agentlake.load.load import CatalogWriter, Piece, SourceState, without_snapshots
 from agentlake.transform.transform import CatalogRows, transform_batch
 
 TABLES = ("sources", "sessions", "events", "usage", "imports", "rejects", "prices")
@@ -538,6 +538,36 @@ def test_only_sessions_the_catalog_holds_are_probed_for_known_events(tmp_path: P
         assert result[src.source_id].new_events == 1
         rows = con.execute("SELECT session_id, count(*) FROM events GROUP BY ALL ORDER BY 1")
         assert rows.fetchall() == [("s1", 2), ("s2", 1)]
+
+
+def test_session_snapshots_are_left_out_only_when_the_workspace_began_empty(
+    tmp_path: Path,
+) -> None:
+    """The statements that keep earlier imports' session values look for sessions of
+    an older import; an import into a workspace that held none leaves them out, and the
+    next import, which finds sessions, keeps them and snapshots what it changes."""
+    for name in ("upsert_sessions", "merge_usage", "recompute_sessions"):
+        full = [s for s in sql.query(name).split(";\n") if s.strip()]
+        kept = [s for s in without_snapshots(sql.query(name)).split(";\n") if s.strip()]
+        assert len(kept) == len(full) - 1, name
+        assert all("INSERT INTO session_versions" not in s for s in kept), name
+        assert all(s in full for s in kept), name
+    src = _source(tmp_path)
+    rows = transform_batch(_batch().build(), provider="claude", source_id=src.source_id)
+    with open_for_write(tmp_path / "c.duckdb") as con:
+        writer = CatalogWriter(con, "default")
+        first = writer.begin_import()
+        assert "INSERT INTO session_versions" not in writer._session_script("upsert_sessions")
+        writer.commit(first, [Piece(_state(src, 9), [], 3)], [rows])
+        second = writer.begin_import()
+        assert "INSERT INTO session_versions" in writer._session_script("upsert_sessions")
+        sink = RowSink()
+        sink.event("s1", "u2", 0, "2025-03-01T11:00:00Z", "text", "user", "later", 9)
+        later = transform_batch(sink.build(), provider="claude", source_id=src.source_id)
+        writer.commit(second, [Piece(_state(src, 12), [], 1)], [later])
+        assert con.execute(
+            "SELECT session_id, events, superseded_by FROM session_versions"
+        ).fetchall() == [("s1", 2, second)]
 
 
 def test_failed_commit_leaves_nothing_behind(tmp_path: Path) -> None:
