@@ -752,9 +752,7 @@ def test_withdrawals_sharing_a_commit_give_the_catalog_of_one_commit_per_piece(
 
     def recorded(self: Any) -> None:
         if self.pending:
-            commits.append(
-                [bool(raw and raw.retracts) for _, raw, _, _ in self.pending]
-            )
+            commits.append([bool(raw and raw.retracts) for _, raw, _, _ in self.pending])
         submit(self)
 
     def made(self: Any, *args: Any, **kwargs: Any) -> None:
