@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
+from operator import itemgetter
 from typing import Any
 
 import pyarrow as pa
@@ -211,16 +212,17 @@ class RowSink:
 
     def sessions_withdrawn_from(self) -> set[str]:
         """The sessions this batch withdraws rows of."""
-        return {sid for sid, _ in self._retracted}
+        return set(map(itemgetter(0), self._retracted))
 
     def sessions_touched(self) -> set[str]:
         """Every session this batch has rows of (events, calls, session fields or
         withdrawals)."""
+        first = itemgetter(0)  # each row's session id, taken in C
         return {
-            *(row[0] for row in self._events),
-            *(row[0] for row in self._usage),
+            *map(first, self._events),
+            *map(first, self._usage),
             *self._sessions,
-            *(sid for sid, _ in self._retracted),
+            *map(first, self._retracted),
         }
 
     def last_event(self) -> pa.Table:
@@ -294,5 +296,5 @@ def _converted_together(parts: list[tuple[RowSink, str]]) -> RawTables:
         tagged([sink._events for sink, _ in parts], RAW_EVENT_SCHEMA),
         tagged([sink._usage for sink, _ in parts], RAW_USAGE_SCHEMA),
         _table(list(sessions), RAW_SESSION_SCHEMA),
-        _table([], RETRACTION_SCHEMA),
+        RETRACTION_SCHEMA.empty_table(),
     )

@@ -29,13 +29,22 @@ SCHEMA_VERSION: Final = max(v for v, _, _ in sql.migrations())
 _PARAM: Final = re.compile(r"\$([a-z_]+)")
 
 
+def split_script(text: str) -> list[str]:
+    """The statements of a multi-statement SQL file (each ends with ``;`` at the end of
+    a line), with their comments."""
+    return text.split(";\n")
+
+
+def statement_body(statement: str) -> str:
+    """``statement`` without its comment lines (blank when it is only comments)."""
+    return "\n".join(line for line in statement.splitlines() if not line.lstrip().startswith("--"))
+
+
 def run_script(con: duckdb.DuckDBPyConnection, text: str, params: Mapping[str, Any]) -> None:
     """Run a multi-statement SQL file, binding to each statement only the named
     parameters (``$name``) it uses."""
-    for statement in text.split(";\n"):
-        body = "\n".join(
-            line for line in statement.splitlines() if not line.lstrip().startswith("--")
-        )
+    for statement in split_script(text):
+        body = statement_body(statement)
         if not body.strip():
             continue
         used = {name: params[name] for name in _PARAM.findall(body)}

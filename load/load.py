@@ -23,7 +23,7 @@ from agentlake import sql
 from agentlake.extract.jsonl import Reject
 from agentlake.extract.sources import SourceFile
 
-from .catalog import load_fts, run_script
+from .catalog import load_fts, run_script, split_script, statement_body
 from .transaction import transaction
 
 if TYPE_CHECKING:
@@ -453,16 +453,11 @@ def search_index_script(*, stemming: bool, tokenized: bool = False) -> str:
 
 def without_snapshots(script: str) -> str:
     """``script`` without its ``INSERT INTO session_versions`` statements."""
-    kept = [
+    return ";\n".join(
         statement
-        for statement in script.split(";\n")
-        if not any(
-            line.lstrip().startswith("INSERT INTO session_versions")
-            for line in statement.splitlines()
-            if not line.lstrip().startswith("--")
-        )
-    ]
-    return ";\n".join(kept)
+        for statement in split_script(script)
+        if not statement_body(statement).lstrip().startswith("INSERT INTO session_versions")
+    )
 
 
 def _with_sessions(script: str, rows: pa.Table) -> str:
