@@ -10,9 +10,9 @@ commit's new events. The commit then joins those postings to the rows that turne
 new.
 
 :func:`postings` applies the rule with polars, which finds and counts the words in
-about half the time DuckDB's ``regexp_split_to_array`` and ``unnest`` take, and stems
-only the distinct words of a slice, with the fts extension's ``stem`` on a DuckDB
-connection: the catalog's function. Lowercasing is where the two engines differ: of all
+about half the time DuckDB's ``regexp_split_to_array`` and ``unnest`` take, stems
+only the distinct words of a commit, with the fts extension's ``stem`` on a DuckDB
+connection (the catalog's function), and counts the postings over integers. Lowercasing is where the two engines differ: of all
 code points only U+0130 (``İ``) lowercases differently where it matters (DuckDB: ``i``;
 polars, by Unicode's full mapping: ``i`` and a combining dot, which splits the word),
 and it is mapped to DuckDB's ``i`` first. Tests hold the two equal, posting for
@@ -27,6 +27,7 @@ from typing import Final
 import duckdb
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from agentlake import sql
 
@@ -57,8 +58,8 @@ class BatchTerms:
 
 
 def _words(rows: pl.LazyFrame) -> pl.LazyFrame:
-    """(doc, token, tf): the kept words of each row of ``rows`` (doc, text, tool_input)
-    and how often each occurs in it."""
+    """(doc, token): the kept words of each row of ``rows`` (doc, text, tool_input), one
+    row per occurrence, in row order."""
     # Each part is cut before they are joined (and the join cut again, which gives the
     # same text): a 4 MiB tool output is never copied whole.
     cap = sql.INDEXED_CHARS
@@ -71,8 +72,6 @@ def _words(rows: pl.LazyFrame) -> pl.LazyFrame:
         rows.select("doc", text.str.to_lowercase().str.extract_all("[a-z0-9]+").alias("token"))
         .explode("token")
         .filter(token.str.len_bytes().is_between(2, 40) & ~token.is_in(sql.STOP_WORDS))
-        .group_by("doc", "token")
-        .len("tf")
     )
 
 
@@ -81,8 +80,14 @@ def postings(events: pa.Table, stem: duckdb.DuckDBPyConnection | None) -> tuple[
     being the row's position, and their vocabulary (term_no, term), numbered in the
     terms' order; words are stemmed by ``stem``'s ``stem()`` (a connection with the fts
     extension loaded), or kept as they are when it is ``None``. Rows are tokenized in
-    slices of about :data:`SLICE_CHARS` characters; the words of all slices are stemmed
-    together, each distinct word once."""
+    slices of about :data:`SLICE_CHARS` characters.
+
+    Strings are hashed once: the words are dictionary-encoded, each distinct word is
+    stemmed and numbered once, and the postings are counted over integers, as runs of
+    the sorted key (doc, term_no) packed in one 64-bit number. Grouping the pairs by
+    their strings, joining them to their stems and terms, and ordering them took 2.4
+    times as long (200,000 events of the benchmark home in commits of 10,000, one
+    thread: 3.7-4.1 s against 1.6 s)."""
     frame = pl.from_arrow(events.select(["text", "tool_input"]))
     assert isinstance(frame, pl.DataFrame)
     size = pl.min_horizontal(
@@ -102,31 +107,43 @@ def postings(events: pa.Table, stem: duckdb.DuckDBPyConnection | None) -> tuple[
     words = pl.concat(parts) if parts else pl.DataFrame()
     if not words.height:
         return _POSTINGS.empty_table(), _VOCABULARY.empty_table()
-    if stem is None:
-        found = words.rename({"token": "term"})
-    else:
-        stem.register("words", words.select(pl.col("token").unique()).to_arrow())
-        try:
-            stems = stem.execute("SELECT token, stem(token, 'porter') AS term FROM words").pl()
-        finally:
-            stem.unregister("words")
-        found = words.join(stems, on="token").group_by("doc", "term").agg(pl.col("tf").sum())
-    vocabulary = (
-        found.select(pl.col("term").unique().sort())
-        .with_row_index("term_no", offset=1)
-        .select(pl.col("term_no").cast(pl.Int32), "term")
-    )
+    encoded = pc.dictionary_encode(words.get_column("token").to_arrow())
+    distinct = pl.Series("term", _stems(encoded.dictionary, stem), dtype=pl.String)
+    vocabulary = pl.DataFrame(
+        {"term_no": pl.int_range(1, distinct.n_unique() + 1, dtype=pl.Int32, eager=True),
+         "term": distinct.unique().sort()}
+    )  # fmt: skip
+    # each distinct word's term number: the rank of its stem among the terms
+    term_no = distinct.rank("dense").cast(pl.UInt64)
+    span = int(vocabulary.height) + 1
+    pairs = (
+        words.get_column("doc").cast(pl.UInt64) * span + term_no.gather(pl.Series(encoded.indices))
+    ).sort()
     made = (
-        found.join(vocabulary, on="term")
+        pairs.rle()
+        .struct.unnest()
         .select(
-            pl.col("doc").cast(pl.Int64),
-            "term_no",
-            pl.col("tf").cast(pl.Int32),
-            pl.col("tf").sum().over("doc").cast(pl.Int32).alias("dl"),
+            (pl.col("value") // span).cast(pl.Int64).alias("doc"),
+            (pl.col("value") % span).cast(pl.Int32).alias("term_no"),
+            pl.col("len").cast(pl.Int32).alias("tf"),
         )
-        .sort("doc", "term_no")
+        .with_columns(pl.col("tf").sum().over("doc").alias("dl"))
     )
     return made.to_arrow().cast(_POSTINGS), vocabulary.to_arrow().cast(_VOCABULARY)
+
+
+def _stems(words: pa.Array, stem: duckdb.DuckDBPyConnection | None) -> pa.Array:
+    """The Porter stem of each of ``words`` by ``stem``'s ``stem()``, in order (a
+    projection keeps its input's order in DuckDB), or the words themselves when
+    ``stem`` is ``None``."""
+    if stem is None:
+        return words
+    stem.register("words", pa.table({"token": words}))
+    try:
+        stems = stem.execute("SELECT stem(token, 'porter') AS term FROM words").to_arrow_table()
+    finally:
+        stem.unregister("words")
+    return stems.column("term").combine_chunks()
 
 
 class BatchTokenizer:
