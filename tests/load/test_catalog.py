@@ -26,8 +26,16 @@ from agentlake.load.catalog import (
     open_for_read,
     open_for_write,
     run_script,
+    split_script,
 )
-from agentlake.load.load import CatalogWriter, Piece, SourceState, without_snapshots
+from agentlake.load.load import (
+    CatalogWriter,
+    Piece,
+    SourceState,
+    _insert_new_events,
+    without_conflict_clause,
+    without_snapshots,
+)
 from agentlake.transform.transform import CatalogRows, transform_batch
 
 TABLES = ("sources", "sessions", "events", "usage", "imports", "rejects", "prices")
@@ -527,13 +535,15 @@ def test_only_sessions_the_catalog_holds_are_probed_for_known_events(tmp_path: P
         writer = CatalogWriter(con, "default")
         import_id = writer.begin_import()
         first = transform_batch(_batch().build(), provider="claude", source_id=src.source_id)
-        assert "false" in writer._insert_new_events(first.events)  # nothing to look in
+        assert writer._known_sessions(first.events, first.sessions) == []
+        assert "false" in _insert_new_events([])  # nothing to look in
         writer.commit(import_id, [Piece(_state(src, 9), [], 3)], [first])
         sink = _batch()  # s1's two events again, and a new session's
         sink.event("s2", "u9", 0, "2025-03-02T09:00:00Z", "text", "user", "fresh start", 6)
         again = transform_batch(sink.build(), provider="claude", source_id=src.source_id)
-        statement = writer._insert_new_events(again.events)
-        assert "IN ('s1')" in statement and "s2" not in statement
+        known = writer._known_sessions(again.events, again.sessions)
+        assert known == ["s1"]
+        assert "IN ('s1')" in _insert_new_events(known)
         result = writer.commit(import_id, [Piece(_state(src, 10), [], 4)], [again])
         assert result[src.source_id].new_events == 1
         rows = con.execute("SELECT session_id, count(*) FROM events GROUP BY ALL ORDER BY 1")
@@ -661,3 +671,30 @@ def test_connections_never_draw_a_progress_bar(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False"] * 3
+
+
+def test_sessions_of_a_batch_the_catalog_lacks_are_inserted_without_conflict_handling(
+    tmp_path: Path,
+) -> None:
+    """The upsert loses only its ON CONFLICT clause (every other statement is kept as
+    it is); such an insert of a session the catalog holds fails instead of merging."""
+    full = split_script(sql.query("upsert_sessions"))
+    plain = split_script(without_conflict_clause(sql.query("upsert_sessions")))
+    assert len(plain) == len(full)
+    changed = [(f, p) for f, p in zip(full, plain, strict=True) if f != p]
+    assert len(changed) == 1
+    before, after = changed[0]
+    assert "ON CONFLICT" in before and "ON CONFLICT" not in after
+    assert before.startswith(after) and after.rstrip().endswith("USING (provider, session_id)")
+    src = _source(tmp_path)
+    rows = transform_batch(_batch().build(), provider="claude", source_id=src.source_id)
+    with open_for_write(tmp_path / "c.duckdb") as con:
+        writer = CatalogWriter(con, "default")
+        import_id = writer.begin_import()
+        writer.commit(import_id, [Piece(_state(src, 9), [], 3)], [rows])
+        con.register("batch_sessions", rows.sessions)
+        con.register("batch_events", rows.events)
+        con.execute("CREATE OR REPLACE TEMP TABLE new_events AS SELECT * FROM batch_events")
+        params = {"workspace": "default", "import_id": import_id}
+        with pytest.raises(duckdb.ConstraintException):
+            run_script(con, without_conflict_clause(sql.query("upsert_sessions")), params)
