@@ -284,17 +284,12 @@ class CatalogWriter:
     def _known_sessions(self, events: pa.Table, sessions: pa.Table) -> list[str]:
         """The ids of the sessions of a batch's ``events`` and ``sessions`` that the
         catalog holds (in any provider), sorted."""
-        ids = {
-            s
-            for table in (events, sessions)
-            for s in table.column("session_id").unique().to_pylist()
-            if s is not None
-        }
+        ids = _session_ids(events, sessions)
         if not ids:
             return []
         lookup = (
             "SELECT DISTINCT session_id FROM sessions "
-            f"WHERE workspace = $workspace AND session_id IN ({sql.literals(sorted(ids))})"
+            f"WHERE workspace = $workspace AND session_id IN ({sql.literals(ids)})"
         )
         rows = self.con.execute(lookup, {"workspace": self.workspace}).fetchall()
         return sorted(str(s) for (s,) in rows)
@@ -486,11 +481,18 @@ def without_snapshots(script: str) -> str:
     )
 
 
+def _session_ids(*tables: pa.Table) -> list[str]:
+    """The distinct session ids of ``tables``, sorted."""
+    ids: set[str] = set()
+    for table in tables:
+        ids.update(table.column("session_id").unique().drop_null().to_pylist())
+    return sorted(ids)
+
+
 def _with_sessions(script: str, rows: pa.Table) -> str:
     """``script`` with ``/* sessions */`` replaced by the distinct session ids of
     ``rows`` as SQL constants."""
-    sessions = rows.column("session_id").unique().drop_null().sort()
-    return script.replace("/* sessions */", sql.literals(sessions.to_pylist()))
+    return script.replace("/* sessions */", sql.literals(_session_ids(rows)))
 
 
 def _counts(con: duckdb.DuckDBPyConnection, query: str) -> dict[str, int]:

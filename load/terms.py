@@ -108,14 +108,12 @@ def postings(events: pa.Table, stem: duckdb.DuckDBPyConnection | None) -> tuple[
     if not words.height:
         return _POSTINGS.empty_table(), _VOCABULARY.empty_table()
     encoded = pc.dictionary_encode(words.get_column("token").to_arrow())
-    distinct = pl.Series("term", _stems(encoded.dictionary, stem), dtype=pl.String)
-    vocabulary = pl.DataFrame(
-        {"term_no": pl.int_range(1, distinct.n_unique() + 1, dtype=pl.Int32, eager=True),
-         "term": distinct.unique().sort()}
-    )  # fmt: skip
-    # each distinct word's term number: the rank of its stem among the terms
-    term_no = distinct.rank("dense").cast(pl.UInt64)
-    span = int(vocabulary.height) + 1
+    # each distinct word's stem, and its term number: the stem's rank among the terms
+    distinct = pl.DataFrame({"term": _stems(encoded.dictionary, stem)})
+    distinct = distinct.with_columns(pl.col("term").rank("dense").alias("term_no"))
+    vocabulary = distinct.unique("term_no").sort("term_no").select("term_no", "term")
+    span = vocabulary.height + 1
+    term_no = distinct.get_column("term_no").cast(pl.UInt64)
     pairs = (
         words.get_column("doc").cast(pl.UInt64) * span + term_no.gather(pl.Series(encoded.indices))
     ).sort()
