@@ -11,7 +11,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Final, cast
+from typing import Any, Final, cast
 
 import orjson
 
@@ -131,9 +131,7 @@ def _extract_lines(
         batch_bytes=limits.batch_bytes,
     )
     for chunk in lines:
-        if budget is not None and len(chunk.records) > budget:
-            _cut(chunk, chunk.offsets[budget])
-        batch, drift = _map_chunk(adapter, ctx, source, chunk)
+        batch, drift = _map_chunk(adapter, ctx, source, chunk, budget)
         yield batch
         if drift is not None:
             raise drift
@@ -210,45 +208,50 @@ def _extract_database(
     yield _whole(source, sink, ctx, outcomes, rejects)
 
 
-def _cut(chunk: LineBatch, at: int) -> None:
-    """Shorten ``chunk`` so it ends just before the line starting at byte ``at``."""
-    keep = sum(1 for o in chunk.offsets if o < at)
-    del chunk.records[keep:], chunk.offsets[keep:], chunk.lengths[keep:]
-    chunk.rejects = [r for r in chunk.rejects if r.offset < at]
-    chunk.lines = keep + len(chunk.rejects)
-    chunk.end_offset = at
-
-
 def _map_chunk(
-    adapter: LineAdapter, ctx: SourceContext, source: SourceFile, chunk: LineBatch
+    adapter: LineAdapter,
+    ctx: SourceContext,
+    source: SourceFile,
+    chunk: LineBatch,
+    budget: int | None = None,
 ) -> tuple[ExtractBatch, FormatDrift | None]:
+    """Parse and map the lines of ``chunk`` one at a time. The batch ends before the
+    record past ``budget`` records, or before a record that declares an unknown format
+    (the drift is returned with the batch)."""
     sink = RowSink()
     outcomes: Counter[str] = Counter()
-    rejects = chunk.rejects
     new_rejects: list[Reject] = []
     map_record = adapter.map_record
     drift: FormatDrift | None = None
-    for record, offset, length in zip(chunk.records, chunk.offsets, chunk.lengths, strict=True):
+    end: int | None = None  # where the batch is cut short, if it is
+    records = unparsed = 0
+    for record, offset, length in chunk.parsed():
+        if isinstance(record, Reject):
+            new_rejects.append(record)
+            unparsed += 1
+            continue
+        if records == budget:
+            end = offset
+            break
+        outcome: str
         try:
             outcome = map_record(record, offset, ctx, sink)
         except FormatDrift as exc:
-            drift = exc
-            _cut(chunk, offset)
-            rejects = chunk.rejects
+            drift, end = exc, offset
             break
         except (InvalidRecord, TypeError, ValueError, KeyError, AttributeError) as exc:
             new_rejects.append(Reject(offset, length, "INVALID_RECORD", str(exc)[:200]))
-            outcomes["invalid"] += 1
-            continue
-        if outcome == "unknown":
-            rtype = record.get("type")
-            detail = (
-                f"unknown record type {rtype[:80]!r}"
-                if isinstance(rtype, str)
-                else "record without a recognizable 'type'"
-            )
-            new_rejects.append(Reject(offset, length, "UNKNOWN_RECORD", detail))
+            outcome = "invalid"
+        else:
+            if outcome == "unknown":
+                new_rejects.append(_unknown(record, offset, length))
+        records += 1
         outcomes[outcome] += 1
+    rejects = chunk.rejects
+    lines, end_offset = chunk.lines, chunk.end_offset
+    if end is not None:  # the lines read before ``end``, without the blank ones
+        rejects = [r for r in rejects if r.offset < end]
+        lines, end_offset = records + unparsed + len(rejects), end
     if new_rejects:
         rejects = sorted([*rejects, *new_rejects], key=lambda r: r.offset)
     batch = ExtractBatch(
@@ -256,10 +259,21 @@ def _map_chunk(
         rows=sink,
         rejects=rejects,
         start_offset=chunk.start_offset,
-        end_offset=chunk.end_offset,
-        lines=chunk.lines,
+        end_offset=end_offset,
+        lines=lines,
         outcomes=outcomes,
         state=orjson.dumps(ctx.memo).decode(),
         retracts=sink.retracts,
     )
     return batch, drift
+
+
+def _unknown(record: dict[str, Any], offset: int, length: int) -> Reject:
+    """The reject of a parsed line the adapter did not recognize."""
+    rtype = record.get("type")
+    detail = (
+        f"unknown record type {rtype[:80]!r}"
+        if isinstance(rtype, str)
+        else "record without a recognizable 'type'"
+    )
+    return Reject(offset, length, "UNKNOWN_RECORD", detail)

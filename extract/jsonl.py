@@ -1,10 +1,10 @@
 """The shared byte-offset JSONL reader.
 
 Every JSONL provider reads through :func:`read_lines`. It starts at a committed offset,
-reads bounded chunks, and yields :class:`LineBatch` es of parsed objects with the byte
-offset of each line. It never consumes a torn tail (a last line without ``\\n``), never
-holds an oversized line in memory, and turns each bad line into a :class:`Reject` with
-its reason. Offsets it reports are always just after a newline.
+reads bounded chunks, and yields :class:`LineBatch` es of lines with the byte offset of
+each, parsed as they are consumed. It never consumes a torn tail (a last line without
+``\\n``), never holds an oversized line in memory, and turns each bad line into a
+:class:`Reject` with its reason. Offsets it reports are always just after a newline.
 """
 
 from __future__ import annotations
@@ -43,21 +43,37 @@ class Reject:
 
 @dataclass(slots=True)
 class LineBatch:
-    """Complete lines read from one source, in file order.
+    """Complete lines read from one source, in file order, not yet parsed.
 
-    ``records[i]`` is the object parsed from the line at ``offsets[i]`` (``lengths[i]``
-    bytes including its newline). ``end_offset``
-    is just after the last newline consumed (valid lines, rejected lines and blank lines
-    alike), so committing it never skips or repeats a byte.
+    ``texts[i]`` is the line at ``offsets[i]`` (``lengths[i]`` bytes including its
+    newline), for every line that is neither blank nor over the size limit; those over
+    it are ``rejects`` already. :meth:`parsed` parses the texts one at a time, so that a
+    consumer maps each record while it is fresh in the cache instead of holding a
+    batch's worth of parsed objects (parsing 12,800 lines before mapping any of them
+    took twice as long). ``end_offset`` is just after the last newline consumed (valid
+    lines, rejected lines and blank lines alike), so committing it never skips or
+    repeats a byte.
     """
 
-    records: list[dict[str, Any]] = field(default_factory=list)
+    texts: list[bytes] = field(default_factory=list)
     offsets: list[int] = field(default_factory=list)
     lengths: list[int] = field(default_factory=list)
     rejects: list[Reject] = field(default_factory=list)
     start_offset: int = 0
     end_offset: int = 0
     lines: int = 0
+    limits: RecordLimits = RecordLimits()
+
+    def parsed(self) -> Iterator[tuple[dict[str, Any] | Reject, int, int]]:
+        """Each text parsed, in order, with its offset and length: its object, or its
+        :class:`Reject`."""
+        limits = self.limits
+        for line, offset, length in zip(self.texts, self.offsets, self.lengths, strict=True):
+            value = parse_line(line, limits)
+            if isinstance(value, dict):
+                yield value, offset, length
+            else:
+                yield Reject(offset, length, *value), offset, length
 
 
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
@@ -129,7 +145,7 @@ def read_lines(
     batch_lines: int = 50_000,
     batch_bytes: int | None = None,
 ) -> Iterator[LineBatch]:
-    """Yield batches of parsed lines of ``path`` between byte ``start`` and ``stop``.
+    """Yield batches of the lines of ``path`` between byte ``start`` and ``stop``.
 
     ``start`` must be 0 or just after a newline. Bytes after the last newline before
     ``stop`` are the pending tail: not consumed, not rejected. An over-long line is
@@ -141,7 +157,7 @@ def read_lines(
     """
     max_len = limits.max_line_bytes
     batch_lines = max(1, batch_lines)
-    batch = LineBatch(start_offset=start, end_offset=start)
+    batch = LineBatch(start_offset=start, end_offset=start, limits=limits)
     with path.open("rb", buffering=0) as fh:
         fh.seek(start)
         chunk_pos = start  # file offset of the next chunk
@@ -188,12 +204,12 @@ def read_lines(
                     and batch.end_offset - batch.start_offset >= batch_bytes
                 ):
                     yield batch
-                    batch = LineBatch(start_offset=line_start, end_offset=line_start)
+                    batch = LineBatch(start_offset=line_start, end_offset=line_start, limits=limits)
                 if first >= len(lines):
                     break
                 end = min(len(lines), first + batch_lines - batch.lines)
                 todo = lines if first == 0 and end == len(lines) else lines[first:end]
-                line_start = _parse_lines(todo, line_start, limits, batch)
+                line_start = _take_lines(todo, line_start, batch)
                 first = end
             if tail:
                 if len(tail) >= max_len:
@@ -204,26 +220,22 @@ def read_lines(
         yield batch
 
 
-def _parse_lines(lines: list[bytes], offset: int, limits: RecordLimits, batch: LineBatch) -> int:
-    """Parse ``lines`` (without their newlines; the first starts at file offset
-    ``offset``) into ``batch``, and return the offset just after the last one."""
-    records, offsets, lengths, rejects = batch.records, batch.offsets, batch.lengths, batch.rejects
-    max_len = limits.max_line_bytes
+def _take_lines(lines: list[bytes], offset: int, batch: LineBatch) -> int:
+    """Add ``lines`` (without their newlines; the first starts at file offset ``offset``)
+    to ``batch``, rejecting those over the size limit and skipping blank ones, and
+    return the offset just after the last one."""
+    texts, offsets, lengths = batch.texts, batch.offsets, batch.lengths
+    max_len = batch.limits.max_line_bytes
     for line in lines:
         length = len(line) + 1
         if length > max_len:
-            rejects.append(
+            batch.rejects.append(
                 Reject(offset, length, "OVERSIZED", f"line of {length} bytes exceeds {max_len}")
             )
         elif line.strip():
-            parsed = parse_line(line, limits)
-            if isinstance(parsed, dict):
-                records.append(parsed)
-                offsets.append(offset)
-                lengths.append(length)
-            else:
-                reason, detail = parsed
-                rejects.append(Reject(offset, length, reason, detail))
+            texts.append(line)
+            offsets.append(offset)
+            lengths.append(length)
         offset += length
     batch.lines += len(lines)
     batch.end_offset = offset

@@ -47,14 +47,31 @@ def read_all(
     return list(batches)
 
 
+def parsed_records(batches: list[LineBatch]) -> list[tuple[int, dict[str, object]]]:
+    """Every record of ``batches`` with its offset, in order."""
+    return [(o, r) for b in batches for r, o, _ in b.parsed() if isinstance(r, dict)]
+
+
 def records(batches: list[LineBatch]) -> list[dict[str, object]]:
     """Every parsed record of ``batches``, in order."""
-    return [r for b in batches for r in b.records]
+    return [r for _, r in parsed_records(batches)]
+
+
+def record_offsets(batches: list[LineBatch]) -> list[int]:
+    """The offset of every parsed record of ``batches``, in order."""
+    return [o for o, _ in parsed_records(batches)]
 
 
 def rejects(batches: list[LineBatch]) -> list[Reject]:
-    """Every reject of ``batches``, in order."""
-    return [r for b in batches for r in b.rejects]
+    """Every reject of ``batches`` (of reading and of parsing), in order."""
+    return [
+        reject
+        for b in batches
+        for reject in sorted(
+            [*b.rejects, *(r for r, _, _ in b.parsed() if isinstance(r, Reject))],
+            key=lambda r: r.offset,
+        )
+    ]
 
 
 def end_offset(batches: list[LineBatch], default: int = 0) -> int:
@@ -160,7 +177,7 @@ def test_blank_lines_are_consumed_without_records_or_rejects(tmp_path: Path) -> 
     batches = read_all(path, chunk_bytes=3)
     assert records(batches) == [{"n": 1}, {"n": 2}]
     assert rejects(batches) == []
-    assert [o for b in batches for o in b.offsets] == [1, 16]
+    assert record_offsets(batches) == [1, 16]
     assert end_offset(batches) == len(data)
     assert sum(b.lines for b in batches) == 7
 
@@ -306,7 +323,7 @@ def test_oversized_line_between_good_lines(tmp_path: Path, chunk_bytes: int) -> 
     assert len(long) == 5 * MiB
     batches = read_all(path, chunk_bytes=chunk_bytes)
     assert records(batches) == [{"n": 1}, {"n": 2}]
-    assert [o for b in batches for o in b.offsets] == [0, len(first) + len(long)]
+    assert record_offsets(batches) == [0, len(first) + len(long)]
     (reject,) = rejects(batches)
     assert reject.reason == "OVERSIZED"
     assert (reject.offset, reject.length) == (len(first), len(long))
@@ -338,7 +355,7 @@ def test_line_length_limit_boundary(tmp_path: Path, chunk_bytes: int) -> None:
     assert (len(fits), len(over)) == (100, 101)
     path = write(tmp_path / "s.jsonl", fits + over + fits)
     batches = read_all(path, chunk_bytes=chunk_bytes, limits=limits)
-    assert [o for b in batches for o in b.offsets] == [0, 201]
+    assert record_offsets(batches) == [0, 201]
     assert [(r.offset, r.length, r.reason) for r in rejects(batches)] == [(100, 101, "OVERSIZED")]
     assert end_offset(batches) == 301
 
@@ -508,8 +525,7 @@ def test_reader_matches_a_whole_file_split(
             else:
                 expected_rejects.append((offset, length, parsed[0]))
         offset += length
-    got = [(o, r) for b in batches for o, r in zip(b.offsets, b.records, strict=True)]
-    assert got == expected_records
+    assert parsed_records(batches) == expected_records
     assert [(r.offset, r.length, r.reason) for r in rejects(batches)] == expected_rejects
     assert end_offset(batches) == offset
     assert all(0 < b.lines <= batch_lines for b in batches)

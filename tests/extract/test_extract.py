@@ -1,0 +1,124 @@
+"""Unit tests of line extraction (extract/extract.py): each line parsed and mapped in
+turn, rejects of every stage in offset order, the per-source record budget and a
+format drift cutting a batch short."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from pathlib import Path
+
+import orjson
+import pytest
+
+from agentlake.errors import SourceError
+from agentlake.extract.extract import ExtractBatch, ExtractLimits, extract_source
+from agentlake.extract.jsonl import RecordLimits
+from agentlake.extract.providers import by_id
+from agentlake.extract.sources import SourceFile, walk_root
+
+SPEC = by_id("claude-code")
+
+
+def _prompt(n: int, version: str = "2.1.37") -> bytes:
+    """A user prompt line of Claude Code numbered ``n``."""
+    return orjson.dumps(
+        {
+            "type": "user",
+            "uuid": f"u-{n}",
+            "sessionId": "s1",
+            "version": version,
+            "timestamp": f"2026-03-01T10:00:{n:02d}.000Z",
+            "message": {"role": "user", "content": f"prompt {n}"},
+        }
+    )
+
+
+def _source(home: Path, lines: list[bytes]) -> SourceFile:
+    """A Claude Code transcript of ``lines`` under ``home``, as discovery sees it."""
+    path = home / ".claude" / "projects" / "-home-dev-app" / "s1.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"".join(line + b"\n" for line in lines))
+    (src,) = [
+        s
+        for root in SPEC.roots(home, {})
+        for s in walk_root(root, SPEC.formats)
+        if isinstance(s, SourceFile)
+    ]
+    return src
+
+
+def _offsets(lines: list[bytes]) -> list[int]:
+    """The offset of each of ``lines`` in the file :func:`_source` writes."""
+    out, at = [], 0
+    for line in lines:
+        out.append(at)
+        at += len(line) + 1
+    return out
+
+
+def _native_ids(batches: list[ExtractBatch]) -> list[str]:
+    return [str(e["native_id"]) for b in batches for e in b.tables.events.to_pylist()]
+
+
+def test_rejects_of_every_stage_come_out_in_offset_order(tmp_path: Path) -> None:
+    lines = [
+        _prompt(0),
+        b'{"type":"user","message":',  # malformed
+        b'{"type":"brand-new-record"}',  # unknown
+        b"x" * 300,  # oversized
+        b'{"type":"user","message":"not an object"}',  # invalid
+        _prompt(5),
+        b"",
+    ]
+    src = _source(tmp_path, lines)
+    limits = ExtractLimits(record=RecordLimits(max_line_bytes=256))
+    (batch,) = extract_source(SPEC, src, start=0, stop=src.size, limits=limits)
+    offsets = _offsets(lines)
+    assert [(r.offset, r.reason) for r in batch.rejects] == [
+        (offsets[1], "MALFORMED"),
+        (offsets[2], "UNKNOWN_RECORD"),
+        (offsets[3], "OVERSIZED"),
+        (offsets[4], "INVALID_RECORD"),
+    ]
+    assert [r.length for r in batch.rejects] == [len(lines[i]) + 1 for i in (1, 2, 3, 4)]
+    assert _native_ids([batch]) == ["u-0", "u-5"]
+    assert batch.outcomes == {"mapped": 2, "unknown": 1, "invalid": 1}
+    assert batch.records == 4
+    assert (batch.start_offset, batch.end_offset, batch.lines) == (0, src.size, len(lines))
+
+
+@pytest.mark.parametrize("batch_lines", [2, 3, 100])
+def test_the_record_budget_ends_the_source_before_the_record_past_it(
+    tmp_path: Path, batch_lines: int
+) -> None:
+    lines = [_prompt(0), b"{oops", _prompt(2), _prompt(3), b"{oops", _prompt(5), _prompt(6)]
+    src = _source(tmp_path, lines)
+    limits = ExtractLimits(batch_lines=batch_lines, max_records_per_source=3)
+    batches = list(extract_source(SPEC, src, start=0, stop=src.size, limits=limits))
+    offsets = _offsets(lines)
+    # Records 0, 2 and 3 are read. In batches of two lines the budget is spent with the
+    # second batch and reading stops there; otherwise the batch ends just before the
+    # record past the budget, and the malformed line before that record is rejected.
+    assert _native_ids(batches) == ["u-0", "u-2", "u-3"]
+    assert sum(b.records for b in batches) == 3
+    end = offsets[4] if batch_lines == 2 else offsets[5]
+    assert batches[-1].end_offset == end
+    assert [r.offset for b in batches for r in b.rejects] == [
+        o for o in (offsets[1], offsets[4]) if o < end
+    ]
+    for prev, nxt in pairwise(batches):
+        assert nxt.start_offset == prev.end_offset
+
+
+def test_a_format_drift_ends_the_batch_before_its_record(tmp_path: Path) -> None:
+    lines = [_prompt(0), b"{oops", _prompt(2), _prompt(3, version="9.0.0"), _prompt(4)]
+    src = _source(tmp_path, lines)
+    batches: list[ExtractBatch] = []
+    with pytest.raises(SourceError) as raised:
+        batches.extend(extract_source(SPEC, src, start=0, stop=src.size))
+    assert raised.value.code == "SCHEMA_DRIFT"
+    (batch,) = batches
+    offsets = _offsets(lines)
+    assert _native_ids(batches) == ["u-0", "u-2"]
+    assert [r.offset for r in batch.rejects] == [offsets[1]]
+    assert (batch.end_offset, batch.lines) == (offsets[3], 3)
