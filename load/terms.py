@@ -82,52 +82,93 @@ def postings(events: pa.Table, stem: duckdb.DuckDBPyConnection | None) -> tuple[
     extension loaded), or kept as they are when it is ``None``. Rows are tokenized in
     slices of about :data:`SLICE_CHARS` characters.
 
-    Strings are hashed once: the words are dictionary-encoded, each distinct word is
-    stemmed and numbered once, and the postings are counted over integers, as runs of
-    the sorted key (doc, term_no) packed in one 64-bit number. Grouping the pairs by
-    their strings, joining them to their stems and terms, and ordering them took 2.4
-    times as long (200,000 events of the benchmark home in commits of 10,000, one
-    thread: 3.7-4.1 s against 1.6 s)."""
-    frame = pl.from_arrow(events.select(["text", "tool_input"]))
-    assert isinstance(frame, pl.DataFrame)
-    size = pl.min_horizontal(
-        pl.col("text").str.len_chars().fill_null(0)
-        + pl.col("tool_input").str.len_chars().fill_null(0),
-        sql.INDEXED_CHARS,
+    Strings are hashed once a slice: its words are dictionary-encoded and counted over
+    integers, as runs of the sorted key (doc, word number) packed in one 64-bit number;
+    each distinct word of the commit is then stemmed and numbered once, and a slice's
+    counts are summed per (doc, term number). Grouping the pairs by their strings,
+    joining them to their stems and terms, and ordering them took 2.4 times as long
+    (200,000 events of the benchmark home in commits of 10,000, one thread: 3.7-4.1 s
+    against 1.6 s)."""
+    # Consecutive rows holding about SLICE_CHARS of indexed text, each taken into polars
+    # on its own (a commit's text is never copied whole) and counted before the next:
+    # a slice keeps only its dictionary and its postings over the dictionary's numbers,
+    # (doc, word, tf), since a row's words all fall in one slice. Holding every word of
+    # a commit until all were found had taken about five times its text: the
+    # tokenizer's share of an import's peak memory.
+    rows = events.select(["text", "tool_input"])
+    size = (_chars(rows.column("text")) + _chars(rows.column("tool_input"))).clip(
+        upper_bound=sql.INDEXED_CHARS
     )
-    frame = frame.with_row_index("doc")
-    # Consecutive rows holding about SLICE_CHARS of indexed text, as zero-copy slices of
-    # the frame (copying them out would copy every row's text, however long).
-    lengths = frame.select((size.cum_sum() // SLICE_CHARS).unique_counts()).to_series()
-    parts: list[pl.DataFrame] = []
+    lengths = (size.cum_sum() // SLICE_CHARS).unique_counts()
+    slices: list[tuple[pa.Array, pl.DataFrame]] = []
     start = 0
     for length in lengths:
-        parts.append(_words(frame.slice(start, length).lazy()).collect())
+        part = pl.from_arrow(rows.slice(start, length))
+        assert isinstance(part, pl.DataFrame)
+        words = _words(part.with_row_index("doc", offset=start).lazy()).collect()
         start += length
-    words = pl.concat(parts) if parts else pl.DataFrame()
-    if not words.height:
+        if words.height:
+            encoded = pc.dictionary_encode(words.get_column("token").to_arrow())
+            slices.append((encoded.dictionary, _counted(words.get_column("doc"), encoded)))
+    if not slices:
         return _POSTINGS.empty_table(), _VOCABULARY.empty_table()
-    encoded = pc.dictionary_encode(words.get_column("token").to_arrow())
-    # each distinct word's stem, and its term number: the stem's rank among the terms
-    distinct = pl.DataFrame({"term": _stems(encoded.dictionary, stem)})
-    distinct = distinct.with_columns(pl.col("term").rank("dense").alias("term_no"))
-    vocabulary = distinct.unique("term_no").sort("term_no").select("term_no", "term")
+    # Every distinct word of the commit once (the slices' dictionaries stacked, then
+    # made unique), its stem, and its term number: the stem's rank among the terms.
+    distinct = pl.Series("token", pa.chunked_array([d for d, _ in slices])).unique()
+    terms = pl.DataFrame({"term": _stems(distinct.to_arrow(), stem)})
+    terms = terms.with_columns(pl.col("term").rank("dense").alias("term_no"))
+    vocabulary = terms.unique("term_no").sort("term_no").select("term_no", "term")
     span = vocabulary.height + 1
-    term_no = distinct.get_column("term_no").cast(pl.UInt64)
-    pairs = (
-        words.get_column("doc").cast(pl.UInt64) * span + term_no.gather(pl.Series(encoded.indices))
-    ).sort()
-    made = (
-        pairs.rle()
+    word_term = pl.DataFrame({"token": distinct, "term_no": terms.get_column("term_no")})
+    made = []
+    for dictionary, counted in slices:
+        # each word of the slice's dictionary -> its term number, in dictionary order;
+        # words of one stem in one row then add up to one posting
+        term_no = (
+            pl.DataFrame({"token": pl.Series(dictionary)})
+            .join(word_term, on="token", how="left", maintain_order="left")
+            .get_column("term_no")
+            .cast(pl.UInt64)
+        )
+        key = counted.get_column("doc").cast(pl.UInt64) * span + term_no.gather(
+            counted.get_column("word")
+        )
+        made.append(
+            pl.DataFrame({"key": key, "tf": counted.get_column("tf")})
+            .sort("key")
+            .group_by("key", maintain_order=True)
+            .agg(pl.col("tf").sum())
+        )
+    postings = pl.concat(made).select(
+        (pl.col("key") // span).cast(pl.Int64).alias("doc"),
+        (pl.col("key") % span).cast(pl.Int32).alias("term_no"),
+        pl.col("tf").cast(pl.Int32),
+    )
+    postings = postings.with_columns(pl.col("tf").sum().over("doc").alias("dl"))
+    return postings.to_arrow().cast(_POSTINGS), vocabulary.to_arrow().cast(_VOCABULARY)
+
+
+def _counted(doc: pl.Series, encoded: pa.DictionaryArray) -> pl.DataFrame:
+    """(doc, word, tf): how many times each word (its number in ``encoded``'s
+    dictionary) occurs in each doc, from one row per occurrence (``doc``, ``encoded``),
+    counted as runs of the sorted key (doc, word) packed in one 64-bit integer."""
+    width = len(encoded.dictionary)
+    key = doc.cast(pl.UInt64) * width + pl.Series(encoded.indices).cast(pl.UInt64)
+    return (
+        key.sort()
+        .rle()
         .struct.unnest()
         .select(
-            (pl.col("value") // span).cast(pl.Int64).alias("doc"),
-            (pl.col("value") % span).cast(pl.Int32).alias("term_no"),
-            pl.col("len").cast(pl.Int32).alias("tf"),
+            (pl.col("value") // width).alias("doc"),
+            (pl.col("value") % width).cast(pl.UInt32).alias("word"),
+            pl.col("len").alias("tf"),
         )
-        .with_columns(pl.col("tf").sum().over("doc").alias("dl"))
     )
-    return made.to_arrow().cast(_POSTINGS), vocabulary.to_arrow().cast(_VOCABULARY)
+
+
+def _chars(column: pa.ChunkedArray) -> pl.Series:
+    """The length in characters of each value of a string ``column`` (0 for null)."""
+    return pl.Series(pc.utf8_length(column)).fill_null(0).cast(pl.Int64)
 
 
 def _stems(words: pa.Array, stem: duckdb.DuckDBPyConnection | None) -> pa.Array:
