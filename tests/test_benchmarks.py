@@ -30,6 +30,7 @@ from benchmarks.corpus import (
     plan_corpus,
     profile_corpus,
 )
+from benchmarks.extract import extract_home
 from benchmarks.measure import percentile
 from tests.conftest import REPO, cli_env
 
@@ -362,6 +363,25 @@ def test_the_corpus_has_the_planned_provider_mix(tmp_path: Path) -> None:
         assert profile.providers[provider].lines == written[provider].lines
         assert profile.providers[provider].lines / total == pytest.approx(share, abs=0.02)
     assert profile.files_over_100mib == 0 and plan.giants == 0
+
+
+def test_extracting_alone_reads_the_records_an_import_reads(tmp_path: Path) -> None:
+    from agentlake.extract.extract import ExtractLimits
+    from agentlake.run import ImportOptions, run_import
+
+    home = tmp_path / "home"
+    generate_corpus(home, plan_corpus(3000, seed=3))
+    figures = extract_home(home, ExtractLimits(batch_lines=500), build=True)
+    assert set(figures) == {"claude-code", "codex", "gemini-cli", "cursor"}
+    result = run_import(
+        ImportOptions(catalog=tmp_path / "c.duckdb", workspace="w", home=home, env={})
+    )
+    by_provider: dict[str, int] = {}
+    for outcome in result.sources:
+        provider = outcome.planned.provider
+        by_provider[provider] = by_provider.get(provider, 0) + outcome.records
+    assert {p: c["records"] for p, c in figures.items()} == by_provider
+    assert sum(c["sources"] for c in figures.values()) == len(result.sources)
 
 
 def test_the_plan_splits_the_events() -> None:
