@@ -207,16 +207,18 @@ def plan_import(options: ImportOptions) -> Plan:
 # besides its buffer pool, DuckDB allocates outside its limit, and one commit's rows cost
 # the Python side (raw lists, Arrow and polars copies, allocator slack) about
 # _BYTES_PER_RECORD per record and a few copies of their source bytes. Two commits are
-# in flight (one read, one written) and the tokenizer's connection has the catalog's
-# limit too; measured, the peak stays at 584 of 768 MiB in that test and at 850-895 of
-# 1024 MiB on the one-million-record benchmark (720-740 MiB with one commit at a time;
-# 875-910 MiB since postings are made on a thread of their own).
+# in flight (one written; the next read, then tokenized beside that write). Commits
+# cost the loader about as much per commit as per row (an import into an empty catalog
+# in commits of 10,000 records spent 30 s of the loader's CPU, in commits 1.6 times as
+# large 24 s), so they are as large as memory allows: measured, the peak is 595-629 of
+# 768 MiB in that test and 831-846 of 1024 MiB on the one-million-record benchmark
+# (562-568 and 740-748 MiB with commits of 64 KiB per record and a 64th of the rest).
 _DUCKDB_SHARE: Final = 1 / 5
 # Below this DuckDB cannot checkpoint pages of multi-MiB strings and invalidates the
 # database (a fatal error), so the floor wins over the share.
 _DUCKDB_FLOOR: Final = 128 << 20
-_BYTES_PER_RECORD: Final = 64 * 1024
-_SOURCE_COPIES: Final = 64  # the rest divided by this = source bytes per commit
+_BYTES_PER_RECORD: Final = 40 * 1024
+_SOURCE_COPIES: Final = 40  # the rest divided by this = source bytes per commit
 _MIN_BATCH: Final = 1_000
 
 

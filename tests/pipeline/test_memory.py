@@ -104,3 +104,27 @@ def test_the_receipts_peak_rss_is_the_process_own() -> None:
     own, kernel = map(int, done.stdout.split())
     assert kernel > 400 << 20  # the quirk this guards against
     assert 0 < own < 300 << 20
+
+
+def test_the_ceiling_splits_into_duckdb_and_commit_sizes() -> None:
+    from agentlake.extract.extract import ExtractLimits
+    from agentlake.run import memory_budget
+
+    limits = ExtractLimits()
+    assert memory_budget(None, limits) == (None, limits)
+    duckdb, split = memory_budget("1GiB", limits)
+    # DuckDB a fifth; the rest (820 MiB) in records of 40 KiB and a 40th in source bytes
+    assert duckdb == "204MiB"
+    rest = (1 << 30) - (1 << 30) // 5
+    assert split.batch_lines == rest // (40 << 10) == 20_971
+    assert split.batch_bytes == rest // 40
+    # DuckDB's floor wins over a small share; commits keep a floor of their own
+    duckdb, small = memory_budget("256MiB", limits)
+    assert duckdb == "128MiB"
+    assert small.batch_lines == (128 << 20) // (40 << 10)
+    assert small.batch_bytes == 4 << 20
+    _, tiny = memory_budget("130MiB", limits)
+    assert (tiny.batch_lines, tiny.batch_bytes) == (1_000, 4 << 20)
+    # a ceiling never makes commits larger than asked for
+    _, huge = memory_budget("64GiB", limits)
+    assert (huge.batch_lines, huge.batch_bytes) == (limits.batch_lines, limits.batch_bytes)
