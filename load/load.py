@@ -226,7 +226,7 @@ class CatalogWriter:
                 run_script(con, self._index_add, params)
             if data:
                 known = self._known_sessions(tables["batch_events"], tables["batch_sessions"])
-                run_script(con, _insert_new_events(known), params)
+                run_script(con, insert_new_events_script(known), params)
                 new_events = _counts(con, "SELECT source_id, count(*) FROM new_events GROUP BY ALL")
                 upsert = self._session_script("upsert_sessions")
                 run_script(con, upsert if known else without_conflict_clause(upsert), params)
@@ -247,6 +247,8 @@ class CatalogWriter:
                 # The index last: the postings made apart are waited for only once
                 # everything else of the commit is written.
                 self._index_new_events(terms, params)
+                if not known:
+                    con.execute("DROP VIEW new_events")
             self._fault("after-data")
         results: dict[str, CommitResult] = {}
         for piece in pieces:
@@ -448,15 +450,28 @@ def search_index_script(*, stemming: bool, tokenized: bool = False) -> str:
     )
 
 
-def _insert_new_events(known: list[str]) -> str:
+def insert_new_events_script(known: list[str]) -> str:
     """sql/queries/insert_new_events.sql testing only the ``known`` sessions (those of
     the batch the catalog holds): a new event's session gets its row in ``sessions``
     in the commit that inserts the event, so a session without one has no event in the
-    catalog."""
+    catalog.
+
+    When the catalog holds none of them (the usual case in a bulk import) every event of
+    the batch is new, and ``new_events`` is a view of ``batch_events`` instead of a copy
+    of its rows, text and all (the commit drops the view once done with it: the other
+    scripts that make ``new_events`` make a table)."""
     script = sql.query("insert_new_events")
-    if not known:
-        return script.replace("e.session_id IN (/* sessions */)", "false")
-    return script.replace("/* sessions */", sql.literals(known))
+    if known:
+        return script.replace("/* sessions */", sql.literals(known))
+    statements = split_script(script)
+    assert "CREATE OR REPLACE TEMP TABLE new_events" in statements[0]
+    return ";\n".join(
+        [
+            "DROP TABLE IF EXISTS new_events",
+            "CREATE TEMP VIEW new_events AS SELECT * FROM batch_events",
+            *statements[1:],
+        ]
+    )
 
 
 def without_conflict_clause(script: str) -> str:

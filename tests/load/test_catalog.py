@@ -32,7 +32,7 @@ from agentlake.load.load import (
     CatalogWriter,
     Piece,
     SourceState,
-    _insert_new_events,
+    insert_new_events_script,
     without_conflict_clause,
     without_snapshots,
 )
@@ -536,18 +536,31 @@ def test_only_sessions_the_catalog_holds_are_probed_for_known_events(tmp_path: P
         import_id = writer.begin_import()
         first = transform_batch(_batch().build(), provider="claude", source_id=src.source_id)
         assert writer._known_sessions(first.events, first.sessions) == []
-        assert "false" in _insert_new_events([])  # nothing to look in
+        fresh = insert_new_events_script([])  # nothing to look in: the batch as it is
+        assert (
+            "FROM events" not in fresh and "VIEW new_events AS SELECT * FROM batch_events" in fresh
+        )
         writer.commit(import_id, [Piece(_state(src, 9), [], 3)], [first])
+        assert con.execute(
+            "SELECT count(*) FROM duckdb_views() WHERE view_name = 'new_events'"
+        ).fetchone() == (0,)  # dropped with the commit
         sink = _batch()  # s1's two events again, and a new session's
         sink.event("s2", "u9", 0, "2025-03-02T09:00:00Z", "text", "user", "fresh start", 6)
         again = transform_batch(sink.build(), provider="claude", source_id=src.source_id)
         known = writer._known_sessions(again.events, again.sessions)
         assert known == ["s1"]
-        assert "IN ('s1')" in _insert_new_events(known)
+        assert "IN ('s1')" in insert_new_events_script(known)
         result = writer.commit(import_id, [Piece(_state(src, 10), [], 4)], [again])
         assert result[src.source_id].new_events == 1
+        # after a commit that made new_events a table, one of new sessions alone again
+        later = RowSink()
+        later.event("s3", "u10", 0, "2025-03-03T09:00:00Z", "text", "user", "later on", 7)
+        third = transform_batch(later.build(), provider="claude", source_id=src.source_id)
+        assert writer._known_sessions(third.events, third.sessions) == []
+        result = writer.commit(import_id, [Piece(_state(src, 11), [], 5)], [third])
+        assert result[src.source_id].new_events == 1
         rows = con.execute("SELECT session_id, count(*) FROM events GROUP BY ALL ORDER BY 1")
-        assert rows.fetchall() == [("s1", 2), ("s2", 1)]
+        assert rows.fetchall() == [("s1", 2), ("s2", 1), ("s3", 1)]
 
 
 def test_session_snapshots_are_left_out_only_when_the_workspace_began_empty(
