@@ -7,6 +7,7 @@ Exit codes: 0 ok, 1 finished but some sources refused, 2 usage, 4 not found,
 from __future__ import annotations
 
 import csv
+import gc
 import io
 import os
 import signal
@@ -39,7 +40,14 @@ from .config import (
 from .errors import AgentlakeError
 from .plan import Plan, PlannedSource
 from .queries import scoped_sql
-from .run import ImportOptions, ImportResult, default_home, plan_import, run_import
+from .run import (
+    ImportOptions,
+    ImportResult,
+    default_home,
+    fewer_collections,
+    plan_import,
+    run_import,
+)
 from .search import SearchFilter, SearchHit, search, search_page
 
 if TYPE_CHECKING:  # reports (and polars) load with the first report command
@@ -994,4 +1002,10 @@ def doctor(
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
-    app(args=list(argv) if argv is not None else None, prog_name="agentlake")
+    # What is loaded by now (the modules of agentlake, DuckDB, Arrow, typer and rich)
+    # lives as long as the process: the cycle collector need not walk it again, and a
+    # command's own short-lived containers can pile up longer between its passes (a
+    # re-run with nothing to do: 0.79 -> 0.74 s over six runs each, alternating).
+    gc.freeze()
+    with fewer_collections():
+        app(args=list(argv) if argv is not None else None, prog_name="agentlake")
