@@ -25,7 +25,7 @@ def test_the_threshold_is_raised_inside_and_restored_after_even_on_error() -> No
 def test_a_cli_process_freezes_what_it_loaded_and_runs_its_command_with_fewer_collections() -> None:
     # In a process of its own: freezing is for the lifetime of the process.
     probe = (
-        "import gc, sys\n"
+        "import gc\n"
         "import agentlake.cli as cli\n"
         "def app(**kwargs):\n"
         "    print(gc.get_freeze_count() > 1000, gc.get_threshold()[0], kwargs['args'])\n"
