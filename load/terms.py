@@ -12,10 +12,12 @@ new.
 :func:`postings` applies the rule with polars, which finds and counts the words in
 about half the time DuckDB's ``regexp_split_to_array`` and ``unnest`` take, stems
 only the distinct words of a commit, with the fts extension's ``stem`` on a DuckDB
-connection (the catalog's function), and counts the postings over integers. Lowercasing is where the two engines differ: of all
-code points only U+0130 (``İ``) lowercases differently where it matters (DuckDB: ``i``;
-polars, by Unicode's full mapping: ``i`` and a combining dot, which splits the word),
-and it is mapped to DuckDB's ``i`` first. Tests hold the two equal, posting for
+connection (the catalog's function), and counts the postings over integers. It finds
+the words as written (runs of ASCII letters and digits) and lowercases only the
+distinct ones: of all code points, only ASCII letters and digits, U+0130 (``İ``) and
+U+212A (the Kelvin sign) lowercase in DuckDB to a letter or digit the catalog's rule
+keeps (``i`` and ``k``), so those two are mapped first and every other character
+splits words, as it does in the catalog. Tests hold the two equal, posting for
 posting, over every code point and random text.
 """
 
@@ -36,8 +38,9 @@ from .catalog import load_fts
 # Text tokenized at once: a slice's words and their counts stay a few tens of MiB, and a
 # commit's rows cannot make more at once however long they are.
 SLICE_CHARS: Final = 4 << 20
-# Code points whose DuckDB lowercase (a-z, 0-9 kept) differs from polars': DuckDB's.
-_LOWER_AS_DUCKDB: Final = {"\u0130": "i"}
+# The code points beyond ASCII whose DuckDB lowercase is a letter or digit the catalog's
+# rule keeps, and that lowercase.
+_LOWER_TO_ASCII: Final = {"\u0130": "i", "\u212a": "k"}
 _POSTINGS: Final = pa.schema(
     [("doc", pa.int64()), ("term_no", pa.int32()), ("tf", pa.int32()), ("dl", pa.int32())]
 )
@@ -58,20 +61,23 @@ class BatchTerms:
 
 
 def _words(rows: pl.LazyFrame) -> pl.LazyFrame:
-    """(doc, token): the kept words of each row of ``rows`` (doc, text, tool_input), one
-    row per occurrence, in row order."""
+    """(doc, token): the words of 2 to 40 characters of each row of ``rows`` (doc, text,
+    tool_input) as written, one row per occurrence, in row order; stop words are still
+    among them (they are told apart once lowercased, on the distinct words)."""
     # Each part is cut before they are joined (and the join cut again, which gives the
     # same text): a 4 MiB tool output is never copied whole.
     cap = sql.INDEXED_CHARS
     parts = [pl.col(name).str.slice(0, cap) for name in ("text", "tool_input")]
     text = pl.concat_str(parts, separator=" ", ignore_nulls=True).str.slice(0, cap)
-    for upper, lower in _LOWER_AS_DUCKDB.items():
+    for upper, lower in _LOWER_TO_ASCII.items():
         text = text.str.replace_all(upper, lower, literal=True)
+    # Lowercasing a slice's text had cost a fourth as much as finding its words; its
+    # distinct words are a few thousand.
     token = pl.col("token")
     return (
-        rows.select("doc", text.str.to_lowercase().str.extract_all("[a-z0-9]+").alias("token"))
+        rows.select("doc", text.str.extract_all("[A-Za-z0-9]+").alias("token"))
         .explode("token")
-        .filter(token.str.len_bytes().is_between(2, 40) & ~token.is_in(sql.STOP_WORDS))
+        .filter(token.str.len_bytes().is_between(2, 40))
     )
 
 
@@ -82,19 +88,21 @@ def postings(events: pa.Table, stem: duckdb.DuckDBPyConnection | None) -> tuple[
     extension loaded), or kept as they are when it is ``None``. Rows are tokenized in
     slices of about :data:`SLICE_CHARS` characters.
 
-    Strings are hashed once a slice: its words are dictionary-encoded and counted over
-    integers, as runs of the sorted key (doc, word number) packed in one 64-bit number;
-    the slices' dictionaries are encoded together, each distinct word of the commit is
-    stemmed and numbered once, and a slice's counts are summed per (doc, term number). Grouping the pairs by their strings,
-    joining them to their stems and terms, and ordering them took 2.4 times as long
-    (200,000 events of the benchmark home in commits of 10,000, one thread: 3.7-4.1 s
-    against 1.6 s)."""
+    Strings are hashed once a slice: its words are dictionary-encoded, its distinct
+    words lowercased and stemmed, and each occurrence's term (its number among the
+    slice's terms) counted over integers, as runs of the sorted key (doc, term) packed
+    in one 64-bit number; the slices' terms are then encoded together and numbered once
+    for the commit. Counting per word and then summing the words of one term per
+    (doc, term) had taken a second sort and grouping of as many rows (the benchmark
+    home's 57 commits: 13.2 s of CPU then, 11.4-12.0 s now, with the lowercasing of the
+    distinct words only), and grouping the pairs by their strings, joining them to their
+    stems and ordering them had taken longer still."""
     # Consecutive rows holding about SLICE_CHARS of indexed text, each taken into polars
     # on its own (a commit's text is never copied whole) and counted before the next:
-    # a slice keeps only its dictionary and its postings over the dictionary's numbers,
-    # (doc, word, tf), since a row's words all fall in one slice. Holding every word of
-    # a commit until all were found had taken about five times its text: the
-    # tokenizer's share of an import's peak memory.
+    # a slice keeps only its terms and its postings over their numbers, (doc, term, tf),
+    # since a row's words all fall in one slice. Holding every word of a commit until
+    # all were found had taken about five times its text: the tokenizer's share of an
+    # import's peak memory.
     rows = events.select(["text", "tool_input"])
     size = (_chars(rows.column("text")) + _chars(rows.column("tool_input"))).clip(
         upper_bound=sql.INDEXED_CHARS
@@ -108,56 +116,59 @@ def postings(events: pa.Table, stem: duckdb.DuckDBPyConnection | None) -> tuple[
         words = _words(part.with_row_index("doc", offset=start).lazy()).collect()
         start += length
         if words.height:
-            encoded = pc.dictionary_encode(words.get_column("token").to_arrow())
-            slices.append((encoded.dictionary, _counted(words.get_column("doc"), encoded)))
+            # polars' strings as Arrow views, without a copy
+            tokens = words.get_column("token").to_arrow(compat_level=pl.CompatLevel.newest())
+            encoded = pc.dictionary_encode(tokens)
+            terms, term_of_word = _terms(encoded.dictionary, stem)
+            if len(terms):
+                occurrences = term_of_word.gather(pl.Series(encoded.indices))
+                slices.append((terms, _counted(words.get_column("doc"), occurrences, len(terms))))
     if not slices:
         return _POSTINGS.empty_table(), _VOCABULARY.empty_table()
-    # Every distinct word of the commit once: the slices' dictionaries encoded together
-    # give one dictionary and, slice by slice, each word's number in it. Each distinct
-    # word's stem, and its term number: the stem's rank among the terms.
-    unified = pc.dictionary_encode(pa.chunked_array([d for d, _ in slices]))
-    terms = pl.DataFrame({"term": _stems(unified.chunk(0).dictionary, stem)})
-    terms = terms.with_columns(pl.col("term").rank("dense").alias("term_no"))
-    vocabulary = terms.unique("term_no").sort("term_no").select("term_no", "term")
-    span = vocabulary.height + 1
-    term_no = terms.get_column("term_no").cast(pl.UInt64)
+    # Every distinct term of the commit once: the slices' terms encoded together give
+    # one dictionary and, slice by slice, each term's number in it; a term's number in
+    # the commit is its rank in that dictionary's order, from one.
+    unified = pc.dictionary_encode(pa.chunked_array([terms for terms, _ in slices]))
+    dictionary = pl.Series("term", unified.chunk(0).dictionary, pl.String)
+    term_no = dictionary.rank("ordinal").cast(pl.Int32)
     made = []
-    for (_, counted), words in zip(slices, unified.chunks, strict=True):
-        # each word of the slice's dictionary -> its term number; words of one stem in
-        # one row then add up to one posting
-        slice_terms = term_no.gather(pl.Series(words.indices))
-        key = counted.get_column("doc").cast(pl.UInt64) * span + slice_terms.gather(
-            counted.get_column("word")
-        )
-        made.append(
-            pl.DataFrame({"key": key, "tf": counted.get_column("tf")})
-            .sort("key")
-            .group_by("key", maintain_order=True)
-            .agg(pl.col("tf").sum())
-        )
-    postings = pl.concat(made).select(
-        (pl.col("key") // span).cast(pl.Int64).alias("doc"),
-        (pl.col("key") % span).cast(pl.Int32).alias("term_no"),
-        pl.col("tf").cast(pl.Int32),
-    )
-    postings = postings.with_columns(pl.col("tf").sum().over("doc").alias("dl"))
+    for (_, counted), numbers in zip(slices, unified.chunks, strict=True):
+        numbered = term_no.gather(pl.Series(numbers.indices))  # slice term -> term_no
+        terms_of = numbered.gather(counted.get_column("term")).alias("term_no")
+        made.append(counted.select("doc", terms_of, "tf"))
+    postings = pl.concat(made).with_columns(pl.col("tf").sum().over("doc").alias("dl"))
+    vocabulary = pl.DataFrame({"term_no": term_no, "term": dictionary}).sort("term_no")
     return postings.to_arrow().cast(_POSTINGS), vocabulary.to_arrow().cast(_VOCABULARY)
 
 
-def _counted(doc: pl.Series, encoded: pa.DictionaryArray) -> pl.DataFrame:
-    """(doc, word, tf): how many times each word (its number in ``encoded``'s
-    dictionary) occurs in each doc, from one row per occurrence (``doc``, ``encoded``),
-    counted as runs of the sorted key (doc, word) packed in one 64-bit integer."""
-    width = len(encoded.dictionary)
-    key = doc.cast(pl.UInt64) * width + pl.Series(encoded.indices).cast(pl.UInt64)
+def _terms(words: pa.Array, stem: duckdb.DuckDBPyConnection | None) -> tuple[pa.Array, pl.Series]:
+    """The terms of the distinct ``words`` (as written) and each word's number among
+    them (from 0; null for a stop word): the Porter stems (by ``stem``, or the words
+    themselves when it is ``None``) of the words lowercased. Only the distinct
+    lowercased words that are not stop words are stemmed."""
+    spelled = pl.DataFrame({"lower": pl.Series(words, dtype=pl.String).str.to_lowercase()})
+    lowered = spelled.unique("lower").filter(~pl.col("lower").is_in(sql.STOP_WORDS))
+    stems = _stems(lowered.get_column("lower").to_arrow(), stem)
+    encoded = pc.dictionary_encode(stems)
+    lowered = lowered.with_columns(pl.Series("term", encoded.indices, pl.UInt32))
+    term = spelled.join(lowered, on="lower", how="left", maintain_order="left")
+    return encoded.dictionary, term.get_column("term")
+
+
+def _counted(doc: pl.Series, term: pl.Series, width: int) -> pl.DataFrame:
+    """(doc, term, tf): how many times each term (its number, below ``width``) occurs
+    in each doc, from one row per occurrence (``doc``, ``term``; a null term is not
+    counted), counted as runs of the sorted key (doc, term) packed in one 64-bit
+    integer."""
+    key = (doc.cast(pl.UInt64) * width + term.cast(pl.UInt64)).drop_nulls()
     return (
         key.sort()
         .rle()
         .struct.unnest()
         .select(
-            (pl.col("value") // width).alias("doc"),
-            (pl.col("value") % width).cast(pl.UInt32).alias("word"),
-            pl.col("len").alias("tf"),
+            (pl.col("value") // width).cast(pl.Int64).alias("doc"),
+            (pl.col("value") % width).cast(pl.UInt32).alias("term"),
+            pl.col("len").cast(pl.Int32).alias("tf"),
         )
     )
 
