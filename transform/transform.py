@@ -30,8 +30,9 @@ EVENT_KINDS: Final = (
 
 AMENDED_SCHEMA: Final = pa.schema([("event_id", pa.string()), ("text", pa.string())])
 
-_ISO_Z: Final = "%Y-%m-%dT%H:%M:%S%.fZ"
-_ISO_OFFSET: Final = "%Y-%m-%dT%H:%M:%S%.f%:z"
+# An RFC 3339 time: ``Z`` (or ``z``) or a ``±hh:mm`` (also ``±hhmm``) offset, read in one
+# pass (one pattern for each form had parsed every value twice).
+_ISO: Final = "%Y-%m-%dT%H:%M:%S%.f%#z"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,12 +50,7 @@ class CatalogRows:
 
 def utc_timestamp(column: pl.Expr) -> pl.Expr:
     """ISO-8601 text (``Z`` or ``±hh:mm``) → UTC timestamp; unparsable → null."""
-    return pl.coalesce(
-        column.str.to_datetime(_ISO_Z, time_unit="us", strict=False).dt.replace_time_zone("UTC"),
-        column.str.to_datetime(_ISO_OFFSET, time_unit="us", strict=False).dt.convert_time_zone(
-            "UTC"
-        ),
-    )
+    return column.str.to_datetime(_ISO, time_unit="us", strict=False).dt.convert_time_zone("UTC")
 
 
 def event_kind(block_type: pl.Expr, role: pl.Expr) -> pl.Expr:

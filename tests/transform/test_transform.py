@@ -115,7 +115,15 @@ def test_utc_timestamp_offsets_convert_to_utc(text: str, expected: datetime) -> 
     assert parse_ts([text]) == [expected]
 
 
-@pytest.mark.parametrize("text", ["garbage", "", "2025-13-45T99:99:99Z", "yesterday", None])
+def test_utc_timestamp_reads_a_lowercase_z_and_an_offset_without_colon() -> None:
+    got = parse_ts(["2025-01-02T03:04:05z", "2025-01-02T05:04:05+0200"])
+    assert got == [datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)] * 2
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["garbage", "", "2025-13-45T99:99:99Z", "yesterday", "2025-01-02T03:04:05", None],
+)
 def test_utc_timestamp_garbage_is_null(text: str | None) -> None:
     assert parse_ts([text]) == [None]
 
