@@ -246,7 +246,10 @@ class CatalogWriter:
             if data:
                 # The index last: the postings made apart are waited for only once
                 # everything else of the commit is written.
-                self._index_new_events(terms, params)
+                # With every event of the batch new (always so when the catalog held
+                # none of its sessions), the index reads the batch's rows themselves.
+                every_event_new = sum(new_events.values()) == tables["batch_events"].num_rows
+                self._index_new_events(terms, params, every_event_new=every_event_new)
                 if not known:
                     con.execute("DROP VIEW new_events")
             self._fault("after-data")
@@ -262,11 +265,16 @@ class CatalogWriter:
         return results
 
     def _index_new_events(
-        self, terms: Callable[[], BatchTerms | None] | None, params: dict[str, Any]
+        self,
+        terms: Callable[[], BatchTerms | None] | None,
+        params: dict[str, Any],
+        *,
+        every_event_new: bool,
     ) -> None:
-        """Index the commit's new events (``new_events``): with the postings ``terms``
-        gives, unless there are none or they were made by another stemming rule than
-        the catalog's; else by tokenizing the new events here."""
+        """Index the commit's new events (``new_events``; ``every_event_new`` when they
+        are the whole batch): with the postings ``terms`` gives, unless there are none
+        or they were made by another stemming rule than the catalog's; else by
+        tokenizing the new events here."""
         con = self.con
         made = terms() if terms is not None else None
         if made is not None and made.stemming != self.stemming:
@@ -275,7 +283,10 @@ class CatalogWriter:
             con.register("batch_terms", made.postings)
             con.register("batch_vocabulary", made.vocabulary)
         try:
-            index = search_index_script(stemming=self.stemming, tokenized=made is not None)
+            if made is not None and every_event_new:
+                index = sql.query("search_index_add_new")
+            else:
+                index = search_index_script(stemming=self.stemming, tokenized=made is not None)
             run_script(con, index, params)
         finally:
             if made is not None:

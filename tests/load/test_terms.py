@@ -5,8 +5,9 @@ runs out of memory, or postings of another stemming rule, are left to the catalo
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -275,3 +276,35 @@ def test_commits_whose_postings_did_not_fit_are_tokenized_by_the_catalog(
     assert len(calls) > 2
     tables = ("search_postings", "search_terms", "search_docs")
     assert snapshot(tmp_path / "half.duckdb", tables) == snapshot(tmp_path / "clean.duckdb", tables)
+
+
+def test_a_batch_of_new_events_is_indexed_as_the_general_path_indexes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit whose events are all new takes its postings straight from the rows
+    tokenized apart (search_index_add_new.sql); the general path, which first takes
+    the new events' postings into a table of their own, gives the same index, numbers
+    included, also across commits that continue sessions."""
+    home = tmp_path / "home"
+    generate_claude_home(home)
+    import_with(home, tmp_path / "new.duckdb", ExtractLimits(batch_lines=200))
+    original = CatalogWriter._index_new_events
+    paths: list[bool] = []
+
+    def general(
+        self: CatalogWriter,
+        terms: Callable[[], BatchTerms | None] | None,
+        params: dict[str, Any],
+        *,
+        every_event_new: bool,
+    ) -> None:
+        paths.append(every_event_new)
+        original(self, terms, params, every_event_new=False)
+
+    monkeypatch.setattr(CatalogWriter, "_index_new_events", general)
+    import_with(home, tmp_path / "general.duckdb", ExtractLimits(batch_lines=200))
+    assert len(paths) > 2 and all(paths)  # every batch of this import is new
+    tables = ("search_postings", "search_terms", "search_docs", "search_state")
+    assert snapshot(tmp_path / "general.duckdb", tables) == snapshot(
+        tmp_path / "new.duckdb", tables
+    )
