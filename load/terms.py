@@ -23,6 +23,7 @@ posting, over every code point and random text.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
@@ -60,16 +61,17 @@ class BatchTerms:
     stemming: bool
 
 
-def _words(rows: pl.LazyFrame) -> pl.LazyFrame:
+def _words(rows: pl.LazyFrame, *, fold: bool) -> pl.LazyFrame:
     """(doc, token): the words of 2 to 40 characters of each row of ``rows`` (doc, text,
     tool_input) as written, one row per occurrence, in row order; stop words are still
-    among them (they are told apart once lowercased, on the distinct words)."""
+    among them (they are told apart once lowercased, on the distinct words). ``fold``:
+    the rows hold a code point of :data:`_LOWER_TO_ASCII`, which is mapped first."""
     # Each part is cut before they are joined (and the join cut again, which gives the
     # same text): a 4 MiB tool output is never copied whole.
     cap = sql.INDEXED_CHARS
     parts = [pl.col(name).str.slice(0, cap) for name in ("text", "tool_input")]
     text = pl.concat_str(parts, separator=" ", ignore_nulls=True).str.slice(0, cap)
-    for upper, lower in _LOWER_TO_ASCII.items():
+    for upper, lower in _LOWER_TO_ASCII.items() if fold else ():
         text = text.str.replace_all(upper, lower, literal=True)
     # Lowercasing a slice's text had cost a fourth as much as finding its words; its
     # distinct words are a few thousand.
@@ -113,7 +115,8 @@ def postings(events: pa.Table, stem: duckdb.DuckDBPyConnection | None) -> tuple[
     for length in lengths:
         part = pl.from_arrow(rows.slice(start, length))
         assert isinstance(part, pl.DataFrame)
-        words = _words(part.with_row_index("doc", offset=start).lazy()).collect()
+        fold = _holds_any(part, _LOWER_TO_ASCII)
+        words = _words(part.with_row_index("doc", offset=start).lazy(), fold=fold).collect()
         start += length
         if words.height:
             # polars' strings as Arrow views, without a copy
@@ -170,6 +173,20 @@ def _counted(doc: pl.Series, term: pl.Series, width: int) -> pl.DataFrame:
             (pl.col("value") % width).cast(pl.UInt32).alias("term"),
             pl.col("len").cast(pl.Int32).alias("tf"),
         )
+    )
+
+
+def _holds_any(rows: pl.DataFrame, points: Iterable[str]) -> bool:
+    """Whether a text or tool input of ``rows`` holds one of the code points ``points``:
+    a look costs a tenth of mapping them, which copies every row (a fifth of the time
+    the words take to find)."""
+    found = "[" + "".join(points) + "]"
+    return bool(
+        rows.select(
+            pl.any_horizontal(
+                pl.col(name).str.contains(found) for name in ("text", "tool_input")
+            ).any()
+        ).item()
     )
 
 
