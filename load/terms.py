@@ -96,7 +96,7 @@ def postings(events: pa.Table, stem: duckdb.DuckDBPyConnection | None) -> tuple[
     in one 64-bit number; the slices' terms are then encoded together and numbered once
     for the commit. Counting per word and then summing the words of one term per
     (doc, term) had taken a second sort and grouping of as many rows (the benchmark
-    home's 57 commits: 13.2 s of CPU then, 11.4-12.0 s now, with the lowercasing of the
+    home's 57 commits: 13.2 s of CPU against 11.4-12.0 s, with the lowercasing of the
     distinct words only), and grouping the pairs by their strings, joining them to their
     stems and ordering them had taken longer still."""
     # Consecutive rows holding about SLICE_CHARS of indexed text, each taken into polars
