@@ -283,10 +283,9 @@ class CatalogWriter:
             con.register("batch_terms", made.postings)
             con.register("batch_vocabulary", made.vocabulary)
         try:
-            if made is not None and every_event_new:
-                index = sql.query("search_index_add_new")
-            else:
-                index = search_index_script(stemming=self.stemming, tokenized=made is not None)
+            index = search_index_script(
+                stemming=self.stemming, tokenized=made is not None, every_event_new=every_event_new
+            )
             run_script(con, index, params)
         finally:
             if made is not None:
@@ -438,27 +437,45 @@ def tokenize_script(*, stemming: bool) -> str:
     return text if stemming else text.replace("stem(token, 'porter')", "token")
 
 
-def search_index_script(*, stemming: bool, tokenized: bool = False) -> str:
+def search_index_script(
+    *, stemming: bool, tokenized: bool = False, every_event_new: bool = False
+) -> str:
     """The index-maintenance SQL for the events in ``new_events``: tokenizing them
     itself, or (``tokenized``) taking their postings from ``batch_terms``, the batch's
     rows tokenized before the commit and keyed by ``batch_row``, and their terms from
-    ``batch_vocabulary``."""
+    ``batch_vocabulary``: joined to the rows that turned out new, or read as they are
+    when ``every_event_new`` (every event of the batch is in ``new_events``)."""
     text = sql.query("search_index_add")
-    if tokenized:
-        return text.replace("/* new_docs columns */", "batch_row").replace(
-            "/* new_postings */",
-            "CREATE OR REPLACE TEMP TABLE new_postings AS\n"
+    if tokenized and every_event_new:
+        parts = {
+            "new_docs columns": "batch_row",
+            "new_postings": "",
+            "posting key": "batch_row",
+            "postings": "batch_terms",
+            "vocabulary": "batch_vocabulary",
+            "numbered postings": "(SELECT d.doc, t.term_no, t.tf, t.dl FROM batch_terms t "
+            "JOIN new_docs d ON d.batch_row = t.doc)",
+        }
+    elif tokenized:
+        parts = {
+            "new_docs columns": "batch_row",
+            "new_postings": "CREATE OR REPLACE TEMP TABLE new_postings AS\n"
             "SELECT d.doc, t.term_no, t.tf, t.dl FROM batch_terms t "
-            "JOIN new_docs d ON t.doc = d.batch_row;\n"
-            "CREATE OR REPLACE TEMP TABLE new_vocabulary AS SELECT * FROM batch_vocabulary;",
+            "JOIN new_docs d ON t.doc = d.batch_row;",
+            "vocabulary": "batch_vocabulary",
+        }
+    else:
+        tokenize = (
+            "CREATE OR REPLACE TEMP VIEW index_input AS "
+            "SELECT doc, text, tool_input FROM new_docs;\n"
+            + tokenize_script(stemming=stemming).rstrip().removesuffix(";")
         )
-    tokenize = (
-        "CREATE OR REPLACE TEMP VIEW index_input AS SELECT doc, text, tool_input FROM new_docs;\n"
-        + tokenize_script(stemming=stemming).rstrip().removesuffix(";")
-    )
-    return text.replace("/* new_docs columns */", "text, tool_input").replace(
-        "/* new_postings */", tokenize + ";"
-    )
+        parts = {"new_docs columns": "text, tool_input", "new_postings": tokenize + ";"}
+    parts = {"posting key": "doc", "postings": "new_postings", "vocabulary": "new_vocabulary",
+             "numbered postings": "new_postings", **parts}  # fmt: skip
+    for name, part in parts.items():
+        text = text.replace(f"/* {name} */", part)
+    return text
 
 
 def insert_new_events_script(known: list[str]) -> str:
