@@ -49,7 +49,8 @@ class CatalogRows:
 
 
 def utc_timestamp(column: pl.Expr) -> pl.Expr:
-    """ISO-8601 text (``Z`` or ``±hh:mm``) → UTC timestamp; unparsable → null."""
+    """ISO-8601 text (``Z`` or ``z``, or a ``±hh:mm`` or ``±hhmm`` offset) → UTC
+    timestamp; unparsable, or without an offset → null."""
     return column.str.to_datetime(_ISO, time_unit="us", strict=False).dt.convert_time_zone("UTC")
 
 
