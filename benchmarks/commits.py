@@ -6,9 +6,10 @@ one after the other, on one DuckDB thread as an import does, every statement tim
 
 Prints the producing side's wall and CPU seconds, the tokenizer's alone (every commit
 tokenized again, one after the other), then the loader's seconds, its statements by
-total time and the final index work. In an import the two sides share the two cores (and slow each other by more than
-the GIL explains, see the README); apart, a change to one side is measurable on a
-machine whose speed drifts by more from one import to the next than the change itself.
+total time and the final index work. In an import the two sides share the two cores
+(and slow each other by more than the GIL explains, see the README); apart, a change to
+one side is measurable on a machine whose speed drifts by more from one import to the
+next than the change itself.
 Every commit of the home is held in memory at once: about a gigabyte for the benchmark's
 million records.
 """
@@ -29,6 +30,7 @@ from agentlake.load.terms import BatchTerms, BatchTokenizer
 from agentlake.run import ImportOptions, memory_budget, run_import
 from agentlake.transform.transform import CatalogRows
 
+from .measure import remove_catalog
 from .statements import timed_statements
 
 __all__ = ["Commit", "produce", "tokenize", "write"]
@@ -79,8 +81,7 @@ def produce(home: Path, scratch: Path, memory_limit: str) -> Produced:
     """Every commit a first import of ``home`` would make (``scratch``: the catalog the
     import plans against, left without rows)."""
     produced = Produced()
-    for stale in scratch.parent.glob(scratch.name + "*"):
-        stale.unlink()
+    remove_catalog(scratch)
     options = ImportOptions(catalog=scratch, workspace="default", home=home, env={},
                             memory_limit=memory_limit, build_index=False)  # fmt: skip
     with _kept_commits(produced):
@@ -109,8 +110,7 @@ def tokenize(commits: list[Commit], memory_limit: str) -> tuple[float, float]:
 def write(commits: list[Commit], catalog: Path, memory_limit: str, top: int) -> None:
     """Write ``commits`` into a fresh ``catalog`` as an import's loader would, and print
     the seconds they and their statements took."""
-    for stale in catalog.parent.glob(catalog.name + "*"):
-        stale.unlink()
+    remove_catalog(catalog)
     duckdb_limit, _ = memory_budget(memory_limit, ExtractLimits())
     with timed_statements() as times, open_for_write(catalog, memory_limit=duckdb_limit) as con:
         writer = CatalogWriter(con, "default")
@@ -153,8 +153,7 @@ def main() -> None:
     seconds, cpu = tokenize(produced.commits, args.memory_limit)
     print(f"tokenizing alone: {seconds:.1f} s ({cpu:.1f} s of CPU)")
     write(produced.commits, args.catalog, args.memory_limit, args.top)
-    for stale in scratch.parent.glob(scratch.name + "*"):
-        stale.unlink()
+    remove_catalog(scratch)
 
 
 if __name__ == "__main__":

@@ -53,7 +53,15 @@ from agentlake.demo import DemoStats
 from . import corpus
 from .budgets import BUDGETS, check_all, missed
 from .errors import PhaseError, PhaseSkipped, Stopped
-from .measure import ChildRun, interrupt, percentile, run_child, stop_current_child, summarize
+from .measure import (
+    ChildRun,
+    interrupt,
+    percentile,
+    remove_catalog,
+    run_child,
+    stop_current_child,
+    summarize,
+)
 from .reports import (
     CCUSAGE_VERSION,
     ccusage_version,
@@ -268,8 +276,7 @@ def _memory(run: ChildRun, receipt: dict[str, Any]) -> dict[str, Any]:
 def phase_generate(ctx: _Context) -> dict[str, Any]:
     """Write the corpus, then profile it (the profile is not part of ``seconds``)."""
     shutil.rmtree(ctx.home, ignore_errors=True)
-    for stale in ctx.work.glob("catalog.duckdb*"):
-        stale.unlink()
+    remove_catalog(ctx.catalog)
     started = time.perf_counter()
     ctx.written = corpus.generate_corpus(ctx.home, ctx.plan)
     seconds = time.perf_counter() - started

@@ -20,7 +20,7 @@ from pathlib import Path
 from agentlake.run import ImportOptions, run_import
 
 from .corpus import PROVIDERS, append_new_records, generate_corpus, parse_providers, plan_corpus
-from .measure import percentile
+from .measure import percentile, remove_catalog
 from .search_latency import draw_queries, sample_texts, time_search
 
 
@@ -38,8 +38,7 @@ def main() -> None:
     if not home.exists():
         generate_corpus(home, plan)
     lines = {p: plan.targets[p] for p in plan.providers}
-    for stale in args.dir.glob("catalog.duckdb*"):
-        stale.unlink()
+    remove_catalog(catalog)
     options = ImportOptions(
         catalog=catalog, workspace="default", home=home, env={}, memory_limit=args.memory_limit
     )

@@ -30,6 +30,7 @@ __all__ = [
     "interrupt",
     "percentile",
     "process_tree",
+    "remove_catalog",
     "run_child",
     "stop_current_child",
     "summarize",
@@ -350,3 +351,10 @@ def _wait(
     if expired.is_set():
         raise subprocess.TimeoutExpired(proc.args, timeout or 0.0)
     return status, usage
+
+
+def remove_catalog(catalog: Path) -> None:
+    """Remove ``catalog`` and the files DuckDB and the writer lock keep beside it
+    (``.wal``, ``.lock``), so that a run starts from an empty catalog."""
+    for stale in catalog.parent.glob(catalog.name + "*"):
+        stale.unlink()

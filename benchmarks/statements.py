@@ -28,6 +28,8 @@ from agentlake.load import load
 from agentlake.load.terms import BatchTokenizer
 from agentlake.run import ImportOptions, run_import
 
+from .measure import remove_catalog
+
 __all__ = ["StatementTimes", "timed_statements"]
 
 
@@ -136,8 +138,7 @@ def main() -> None:
         "share the cores with reading, and their times include that contention)",
     )  # fmt: skip
     args = parser.parse_args()
-    for stale in args.catalog.parent.glob(args.catalog.name + "*"):
-        stale.unlink()
+    remove_catalog(args.catalog)
     options = ImportOptions(catalog=args.catalog, workspace="default", home=args.home, env={},
                             memory_limit=args.memory_limit, overlap_load=args.overlap)  # fmt: skip
     with timed_statements() as times:

@@ -282,9 +282,9 @@ def test_a_batch_of_new_events_is_indexed_as_the_general_path_indexes_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A commit whose events are all new takes its postings straight from the rows
-    tokenized apart; the general path, which first takes
-    the new events' postings into a table of their own, gives the same index, numbers
-    included, also across commits that continue sessions."""
+    tokenized apart; the general path, which first takes the new events' postings into
+    a table of their own, gives the same index, numbers included, also across commits
+    that continue sessions."""
     home = tmp_path / "home"
     generate_claude_home(home)
     import_with(home, tmp_path / "new.duckdb", ExtractLimits(batch_lines=200))
