@@ -10,7 +10,6 @@ from __future__ import annotations
 import fcntl
 import importlib.util
 import os
-import re
 import secrets
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -26,7 +25,6 @@ from agentlake.load.prices import refresh_prices
 from agentlake.load.transaction import transaction
 
 SCHEMA_VERSION: Final = max(v for v, _, _ in sql.migrations())
-_PARAM: Final = re.compile(r"\$([a-z_]+)")
 
 
 def split_script(text: str) -> list[str]:
@@ -41,14 +39,15 @@ def statement_body(statement: str) -> str:
 
 
 def run_script(con: duckdb.DuckDBPyConnection, text: str, params: Mapping[str, Any]) -> None:
-    """Run a multi-statement SQL file, binding to each statement only the named
-    parameters (``$name``) it uses."""
-    for statement in split_script(text):
-        body = statement_body(statement)
-        if not body.strip():
-            continue
-        used = {name: params[name] for name in _PARAM.findall(body)}
-        con.execute(body, used)
+    """Run a multi-statement SQL file with the named parameters (``$name``) it uses
+    written in as constants (:func:`agentlake.sql.inline`), in one call: DuckDB runs
+    every statement but the last without the Python client taking the GIL back after
+    each of its tasks, which it does for a statement run on its own (a bulk import's
+    loader waited that way for the reading thread, its critical path)."""
+    bodies = [sql.inline(body, params) for body in map(statement_body, split_script(text))]
+    script = ";\n".join(body for body in bodies if body.strip())
+    if script:
+        con.execute(script)
 
 
 @contextmanager
