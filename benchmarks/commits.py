@@ -16,7 +16,6 @@ million records.
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,7 +30,7 @@ from agentlake.run import ImportOptions, memory_budget, run_import
 from agentlake.transform.transform import CatalogRows
 
 from .measure import remove_catalog
-from .statements import timed_statements
+from .statements import home_and_catalog_parser, timed_statements
 
 __all__ = ["Commit", "produce", "tokenize", "write"]
 
@@ -140,12 +139,7 @@ def _given(terms: BatchTerms | None) -> Callable[[], BatchTerms | None]:
 
 def main() -> None:
     """Produce HOME's commits, then write them into a fresh CATALOG; print the times."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.commits")
-    parser.add_argument("home", type=Path)
-    parser.add_argument("catalog", type=Path)
-    parser.add_argument("--top", type=int, default=25)
-    parser.add_argument("--memory-limit", default="1GiB")
-    args = parser.parse_args()
+    args = home_and_catalog_parser("benchmarks.commits").parse_args()
     scratch = args.catalog.with_name(args.catalog.name + ".plan")
     produced = produce(args.home, scratch, args.memory_limit)
     print(f"producing: {len(produced.commits)} commits in {produced.seconds:.1f} s "

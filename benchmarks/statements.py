@@ -31,7 +31,7 @@ from agentlake.run import ImportOptions, run_import
 
 from .measure import remove_catalog
 
-__all__ = ["StatementTimes", "timed_statements"]
+__all__ = ["StatementTimes", "home_and_catalog_parser", "timed_statements"]
 
 
 class StatementTimes:
@@ -131,13 +131,20 @@ def _waited(terms: Callable[[], Any], times: StatementTimes) -> Callable[[], Any
     return call
 
 
-def main() -> None:
-    """Import HOME into a fresh CATALOG and print the statements' times."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.statements")
+def home_and_catalog_parser(module: str) -> argparse.ArgumentParser:
+    """The command line of a benchmark that imports HOME into a fresh CATALOG and ranks
+    the top statements (``--top``), under the import's ``--memory-limit``."""
+    parser = argparse.ArgumentParser(prog=f"python -m {module}")
     parser.add_argument("home", type=Path)
     parser.add_argument("catalog", type=Path)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--memory-limit", default="1GiB")
+    return parser
+
+
+def main() -> None:
+    """Import HOME into a fresh CATALOG and print the statements' times."""
+    parser = home_and_catalog_parser("benchmarks.statements")
     parser.add_argument(
         "--overlap", action="store_true",
         help="write commits in the loader thread as an import does (statements then "
