@@ -260,7 +260,21 @@ def _run_import(ctx: _Context) -> dict[str, Any]:
         "sources_unchanged": totals["sources_unchanged"],
         "sources_opened": totals["sources_opened"], "sources_failed": totals["sources_failed"],
         "receipt_seconds": receipt["seconds"], "index_seconds": receipt["index_seconds"],
+        **_cpu(run, totals["records"]),
         **_memory(run, receipt),
+    }  # fmt: skip
+
+
+def _cpu(run: ChildRun, records: int) -> dict[str, Any]:
+    """The run's CPU seconds, the cores they kept busy on average, and the records per
+    second this machine's cores could give at best for that much CPU (every core busy
+    for the whole run): a rate goal above that figure needs less CPU, not more overlap."""
+    cpu = run.cpu_user_seconds + run.cpu_system_seconds
+    cores = os.cpu_count() or 1
+    return {
+        "cpu_user_seconds": run.cpu_user_seconds, "cpu_system_seconds": run.cpu_system_seconds,
+        "cores_busy": cpu / run.seconds if run.seconds > 0 else None,
+        "records_per_s_at_full_cores": records * cores / cpu if cpu > 0 else None,
     }  # fmt: skip
 
 
@@ -597,8 +611,15 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
     if gen.get("median_line_bytes") is not None:
         extra.append(f"median line {gen['median_line_bytes']:,.0f} B")
     phases = doc["phases"]
-    if phases["import_full"].get("records"):
-        extra.append(f"records {phases['import_full']['records']:,}")
+    full = phases["import_full"]
+    if full.get("records"):
+        extra.append(f"records {full['records']:,}")
+    if full.get("records_per_s_at_full_cores"):
+        extra.append(
+            f"import CPU {full['cpu_user_seconds'] + full['cpu_system_seconds']:,.1f} s "
+            f"({full['cores_busy']:.2f} cores busy; every core busy: "
+            f"{full['records_per_s_at_full_cores']:,.0f} rec/s)"
+        )
     if phases["ccusage_daily"]["status"] == "skipped":
         extra.append(f"ccusage: {phases['ccusage_daily'].get('reason')}")
     lines += [", ".join(extra)] if extra else []

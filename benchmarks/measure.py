@@ -181,6 +181,9 @@ class ChildRun:
     ru_maxrss_bytes: int
     rss_samples_bytes: list[int] = field(default_factory=list)
     rss_interval_s: float = RSS_INTERVAL_S
+    # CPU seconds of the child and its reaped descendants (``wait4``), user and kernel.
+    cpu_user_seconds: float = 0.0
+    cpu_system_seconds: float = 0.0
 
 
 def interrupt(stop: BaseException) -> None:
@@ -323,6 +326,8 @@ def run_child(
             peak_rss_bytes=sampler.peak if sampler is not None else 0,
             ru_maxrss_bytes=usage.ru_maxrss * 1024,
             rss_samples_bytes=sampler.kept_samples() if sampler is not None else [],
+            cpu_user_seconds=usage.ru_utime,
+            cpu_system_seconds=usage.ru_stime,
         )
 
 

@@ -227,7 +227,19 @@ def test_smoke_import_phases_measure_memory_and_changes(smoke: tuple[Json, str])
         assert phase["peak_rss_bytes"] > 0 and phase["ru_maxrss_bytes"] > 0, name
         assert phase["rss_samples_bytes"]
         assert max(phase["rss_samples_bytes"]) <= phase["peak_rss_bytes"]
-    assert phases["import_full"]["records"] > 0
+        assert phase["cpu_user_seconds"] > 0 and phase["cpu_system_seconds"] >= 0, name
+        cpu = phase["cpu_user_seconds"] + phase["cpu_system_seconds"]
+        assert phase["cores_busy"] == pytest.approx(cpu / phase["seconds"])
+        assert 0 < phase["cores_busy"] <= (os.cpu_count() or 1) + 0.05, name
+    full = phases["import_full"]
+    assert full["records"] > 0
+    # At best every core busy for the whole run: never below the rate measured.
+    assert full["records_per_s_at_full_cores"] == pytest.approx(
+        full["records"]
+        * (os.cpu_count() or 1)
+        / (full["cpu_user_seconds"] + full["cpu_system_seconds"])
+    )
+    assert full["records_per_s_at_full_cores"] >= full["records_per_s"] * 0.95
     assert phases["rerun_unchanged"]["records"] == 0
     assert phases["rerun_unchanged"]["sources_opened"] == 0
     append = phases["append_1pct"]
@@ -256,6 +268,7 @@ def test_smoke_prints_a_summary_table(smoke: tuple[Json, str]) -> None:
     for budget in BUDGETS:
         assert budget.label in stdout
     assert "outcome: pass (budgets recorded, not enforced)" in stdout
+    assert "cores busy; every core busy: " in stdout
 
 
 # --------------------------------------------------------------------------- stop paths
