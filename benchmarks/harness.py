@@ -149,13 +149,20 @@ def _proc_field(path: str, key: str) -> str | None:
     return next((ln.split(":", 1)[1].strip() for ln in lines if ln.startswith(key)), None)
 
 
+def usable_cores() -> int:
+    """The cores this process (and the children it starts) may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def machine_profile() -> dict[str, Any]:
     """CPU model, cores, memory, OS and Python of this machine."""
     memory = _proc_field("/proc/meminfo", "MemTotal")
     return {
         "cpu": _proc_field("/proc/cpuinfo", "model name") or platform.processor() or None,
         "cores": os.cpu_count(),
-        "cores_available": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
+        "cores_available": usable_cores(),
         "memory_bytes": int(memory.split()[0]) * 1024 if memory else None,
         "os": platform.platform(),
         "kernel": platform.release(),
@@ -267,10 +274,10 @@ def _run_import(ctx: _Context) -> dict[str, Any]:
 
 def _cpu(run: ChildRun, records: int) -> dict[str, Any]:
     """The run's CPU seconds, the cores they kept busy on average, and the records per
-    second this machine's cores could give at best for that much CPU (every core busy
-    for the whole run): a rate goal above that figure needs less CPU, not more overlap."""
+    second the cores it may use could give at best for that much CPU (every one busy for
+    the whole run): a rate goal above that figure needs less CPU, not more overlap."""
     cpu = run.cpu_user_seconds + run.cpu_system_seconds
-    cores = os.cpu_count() or 1
+    cores = usable_cores()
     return {
         "cpu_user_seconds": run.cpu_user_seconds, "cpu_system_seconds": run.cpu_system_seconds,
         "cores_busy": cpu / run.seconds if run.seconds > 0 else None,
