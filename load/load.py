@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import duckdb
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from agentlake import sql
 from agentlake.extract.jsonl import Reject
@@ -29,7 +30,7 @@ from .transaction import transaction
 if TYPE_CHECKING:
     from agentlake.transform.transform import CatalogRows
 
-    from .terms import BatchTerms
+    from .terms import BatchTerms, BatchTokenizer
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,47 +324,123 @@ class CatalogWriter:
         """Index every event of the workspace again from scratch (repairs an index that
         lost or kept rows it should not have); one transaction. Returns the seconds.
 
-        The events are tokenized in slices of about :data:`REINDEX_SLICE_BYTES` of text,
-        in event id order (the order one pass would number them in): tokenizing a
-        million events at once needs gigabytes, beyond the import's memory ceiling."""
+        The events are read and tokenized in slices of about :data:`REINDEX_SLICE_BYTES`
+        of text, in event id order (the order one pass would number them in), by the
+        import's tokenizer (:class:`agentlake.load.terms.BatchTokenizer`, held equal to
+        the catalog's rule; a slice it cannot fit is tokenized by the rule itself). The
+        rule in SQL over a million events had taken four times as long, and the memory
+        of two gigabytes. Nothing of a slice is registered on the connection: an Arrow
+        table registered in a transaction stays referenced until it commits, and so
+        does a temporary table replaced in it, so the slices' postings are appended to
+        a staging table (written into the file) and read through views."""
+        from .terms import BatchTokenizer
+
         started = time.perf_counter()
-        con, params = self.con, {"workspace": self.workspace}
-        with transaction(con):
-            # Postings carry no workspace: their terms' numbers say it.
-            con.execute(
-                "DELETE FROM search_postings WHERE term_id IN "
-                "(SELECT term_id FROM search_terms WHERE workspace = $workspace)",
-                params,
-            )
-            for table in ("search_docs", "search_terms", "search_state"):
-                con.execute(f"DELETE FROM {table} WHERE workspace = $workspace", params)
-            # Sizes first: a window over the events' own columns holds their text.
-            con.execute(
-                "CREATE OR REPLACE TEMP TABLE reindex_slices AS "
-                "SELECT event_id, least(strlen(coalesce(text, '')) "
-                "+ strlen(coalesce(CAST(tool_input AS VARCHAR), '')), $cap) AS bytes FROM events "
-                "WHERE workspace = $workspace AND (text IS NOT NULL OR tool_input IS NOT NULL)",
-                {**params, "cap": sql.INDEXED_CHARS},
-            )
-            con.execute(
-                "CREATE OR REPLACE TEMP TABLE reindex_slices AS SELECT event_id, "
-                "sum(bytes) OVER (ORDER BY event_id) // $slice AS slice FROM reindex_slices",
-                {"slice": REINDEX_SLICE_BYTES},
-            )
-            row = con.execute("SELECT max(slice) FROM reindex_slices").fetchone()
-            slices = -1 if row is None or row[0] is None else int(row[0])
-            for index in range(slices + 1):
-                con.execute(
-                    "CREATE OR REPLACE TEMP TABLE new_events AS "
-                    "SELECT e.event_id, e.text, e.tool_input FROM events e "
-                    "SEMI JOIN (SELECT event_id FROM reindex_slices WHERE slice = $slice) "
-                    "USING (event_id) WHERE e.workspace = $workspace",
-                    {**params, "slice": index},
-                )
-                run_script(con, self._index_add, params)
-            con.execute("DROP TABLE reindex_slices")
+        con = self.con
+        row = con.execute("SELECT current_setting('memory_limit')").fetchone()
+        tokenizer = BatchTokenizer(str(row[0]) if row else None)
+        tokenized = search_index_script(
+            stemming=self.stemming, tokenized=True, every_event_new=True
+        )
+        try:
+            with transaction(con):
+                self._clear_search_index()
+                for number in range(self._reindex_slices()):
+                    self._reindex_slice(number, tokenizer, tokenized)
+                for name in ("new_events", "batch_terms", "batch_vocabulary"):
+                    con.execute(f"DROP VIEW IF EXISTS {name}")
+                for name in ("reindex_slices", "reindex_postings", "reindex_vocabulary"):
+                    con.execute(f"DROP TABLE IF EXISTS {name}")
+        finally:
+            tokenizer.close()
+        # The deleted postings' versions stay in memory until a checkpoint: sorting
+        # the new ones beside a million events' worth of them ran out of the ceiling.
+        con.execute("CHECKPOINT")
         self.compact_search_index(min_tail=0)
         return time.perf_counter() - started
+
+    def _clear_search_index(self) -> None:
+        """Delete the workspace's search index (in the caller's transaction)."""
+        con, params = self.con, {"workspace": self.workspace}
+        # Postings carry no workspace: their terms' numbers say it.
+        con.execute(
+            "DELETE FROM search_postings WHERE term_id IN "
+            "(SELECT term_id FROM search_terms WHERE workspace = $workspace)",
+            params,
+        )
+        for table in ("search_docs", "search_terms", "search_state"):
+            con.execute(f"DELETE FROM {table} WHERE workspace = $workspace", params)
+
+    def _reindex_slices(self) -> int:
+        """Number the workspace's indexed events by slice of about
+        :data:`REINDEX_SLICE_BYTES` of text (temp table ``reindex_slices``, in event id
+        order), make the staging tables, and return how many slices there are."""
+        con, params = self.con, {"workspace": self.workspace}
+        # Sizes first: a window over the events' own columns holds their text.
+        con.execute(
+            "CREATE TEMP TABLE reindex_sizes AS "
+            "SELECT event_id, least(strlen(coalesce(text, '')) "
+            "+ strlen(coalesce(CAST(tool_input AS VARCHAR), '')), $cap) AS bytes FROM events "
+            "WHERE workspace = $workspace AND (text IS NOT NULL OR tool_input IS NOT NULL)",
+            {**params, "cap": sql.INDEXED_CHARS},
+        )
+        con.execute(
+            "CREATE TEMP TABLE reindex_sliced AS SELECT event_id, "
+            "sum(bytes) OVER (ORDER BY event_id) // $slice AS slice FROM reindex_sizes",
+            {"slice": REINDEX_SLICE_BYTES},
+        )
+        con.execute(
+            "CREATE TEMP TABLE reindex_slices AS SELECT slice, event_id, "
+            "row_number() OVER (PARTITION BY slice ORDER BY event_id) - 1 AS batch_row "
+            "FROM reindex_sliced"
+        )
+        con.execute("DROP TABLE reindex_sliced")
+        con.execute("DROP TABLE reindex_sizes")
+        con.execute(
+            "CREATE TABLE reindex_postings "
+            "(slice BIGINT, doc BIGINT, term_no INTEGER, tf INTEGER, dl INTEGER)"
+        )
+        con.execute("CREATE TABLE reindex_vocabulary (slice BIGINT, term_no INTEGER, term VARCHAR)")
+        row = con.execute("SELECT max(slice) FROM reindex_slices").fetchone()
+        return 0 if row is None or row[0] is None else int(row[0]) + 1
+
+    def _reindex_slice(self, number: int, tokenizer: BatchTokenizer, tokenized: str) -> None:
+        """Index slice ``number`` of :meth:`_reindex_slices` (``tokenized``: the index
+        script that reads the tokenizer's postings)."""
+        con, params = self.con, {"workspace": self.workspace}
+        # The slice's events, each with its position in event id order (batch_row); read
+        # without sorting their text (their order is restored on the Arrow side).
+        con.execute(
+            "CREATE OR REPLACE TEMP VIEW new_events AS "
+            "SELECT e.event_id, e.text, e.tool_input, s.batch_row FROM events e "
+            f"JOIN (SELECT event_id, batch_row FROM reindex_slices WHERE slice = {number}) s "
+            f"USING (event_id) WHERE e.workspace = {sql.constant(self.workspace)}"
+        )
+        read = con.execute(
+            "SELECT batch_row, text, CAST(tool_input AS VARCHAR) AS tool_input FROM new_events"
+        ).to_arrow_table()
+        events = read.take(pc.sort_indices(read.column("batch_row")))
+        del read
+        made = tokenizer.terms(events)
+        del events
+        if made is None or made.stemming != self.stemming:
+            run_script(con, self._index_add, params)
+            return
+        for table, staging in (
+            (made.postings, "reindex_postings"),
+            (made.vocabulary, "reindex_vocabulary"),
+        ):
+            column = pa.repeat(pa.scalar(number, pa.int64()), table.num_rows)
+            con.from_arrow(table.add_column(0, "slice", column)).insert_into(staging)
+        con.execute(
+            "CREATE OR REPLACE TEMP VIEW batch_terms AS SELECT doc, term_no, tf, dl "
+            f"FROM reindex_postings WHERE slice = {number}"
+        )
+        con.execute(
+            "CREATE OR REPLACE TEMP VIEW batch_vocabulary AS SELECT term_no, term "
+            f"FROM reindex_vocabulary WHERE slice = {number}"
+        )
+        run_script(con, tokenized, params)
 
     # -- indexes dropped for a bulk import ----------------------------------------------
     def drop_bulk_indexes(self) -> None:

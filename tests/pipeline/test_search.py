@@ -266,15 +266,21 @@ def _rows(catalog: Path, query: str) -> list[tuple[Any, ...]]:
         return con.execute(query).fetchall()
 
 
-@pytest.mark.parametrize("slice_bytes", [16 << 20, 200])
+@pytest.mark.parametrize(
+    ("slice_bytes", "fits"), [(16 << 20, True), (200, True), (16 << 20, False), (200, False)]
+)
 def test_reindex_rebuilds_an_index_that_lost_rows(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slice_bytes: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slice_bytes: int, fits: bool
 ) -> None:
     """A rebuild gives the index of the import, whether it tokenizes the events at once
-    or slice by slice (a 200-byte slice holds about one event here)."""
-    from agentlake.load import load
+    or slice by slice (a 200-byte slice holds about one event here), with the import's
+    tokenizer or (a slice that does not fit its memory) the catalog's rule, and leaves
+    none of its staging behind."""
+    from agentlake.load import load, terms
 
     monkeypatch.setattr(load, "REINDEX_SLICE_BYTES", slice_bytes)
+    if not fits:
+        monkeypatch.setattr(terms.BatchTokenizer, "terms", lambda self, events: None)
     home = _home(tmp_path)
     catalog = tmp_path / "c.duckdb"
     run_import(ImportOptions(catalog=catalog, workspace="default", home=home, env={}))
@@ -301,6 +307,8 @@ def test_reindex_rebuilds_an_index_that_lost_rows(
     assert snapshot(catalog, tables) == snapshot(clean, tables)
     statistics = "SELECT docs, total_length, postings FROM search_state"
     assert _rows(catalog, statistics) == _rows(clean, statistics)
+    staging = "SELECT table_name FROM duckdb_tables() WHERE table_name LIKE 'reindex%'"
+    assert _rows(catalog, staging) == []
 
 
 def test_pages_neither_skip_nor_repeat_while_an_import_runs(tmp_path: Path) -> None:
