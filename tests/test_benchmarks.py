@@ -419,6 +419,46 @@ def test_commits_kept_and_written_apart_make_the_catalog_an_import_makes(
     )
 
 
+def test_the_floor_does_the_work_of_the_import_it_is_measured_against(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """benchmarks.floors parses every line, tokenizes every event into the import's
+    postings, and writes every event and posting: its CPU is a floor under the import's
+    because it does at least those parts of the same work."""
+    import duckdb
+
+    from agentlake.run import ImportOptions, run_import
+    from benchmarks.floors import measure
+
+    home = tmp_path / "home"
+    generate_corpus(home, plan_corpus(3000, seed=3))
+    catalog = tmp_path / "c.duckdb"
+    result = run_import(ImportOptions(catalog=catalog, workspace="default", home=home, env={}))
+    floors = measure(home, catalog, tmp_path)
+    rows = {piece.name.split(",")[0].split(" (")[0]: piece.rows for piece in floors.pieces}
+    with duckdb.connect(str(catalog), read_only=True) as con:
+        counts = [
+            con.execute(f"SELECT count(*) FROM {table}").fetchone()
+            for table in ("events", "search_postings")
+        ]
+    events, postings = (int(row[0]) for row in counts if row)
+    lines = sum(
+        len([line for line in path.read_bytes().splitlines() if line])
+        for path in home.rglob("*.jsonl")
+    )
+    assert rows["parse: Claude Code lines"] + rows["parse: other JSONL lines"] == lines
+    assert rows["tokenize: the import's tokenizer"] == postings > 0
+    assert rows["redact: the text and tool inputs"] == rows["write: events"] == events
+    assert rows["write: search_postings"] == postings
+    assert floors.records == result.totals()["records"]
+    assert 0 < floors.cpu < sum(piece.cpu for piece in floors.pieces)  # the aside not counted
+    assert [piece.name for piece in floors.pieces if not piece.counted] == [
+        "tokenize: the words found, nothing more"
+    ]
+    assert "write: checkpoint" in capsys.readouterr().out
+    assert list(tmp_path.glob("floors-*")) == []  # the fresh catalog removed
+
+
 def test_the_plan_splits_the_events() -> None:
     plan = plan_corpus(1_000_000, seed=1)
     assert plan.targets == {

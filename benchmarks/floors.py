@@ -1,0 +1,217 @@
+"""The least CPU an import of a home can take with this stack: each piece of work every
+import must do, done alone in the cheapest way the libraries offer, on an imported
+catalog of that home.
+
+    python -m benchmarks.floors HOME CATALOG [--scratch DIR]
+
+* parse: DuckDB's typed JSON scan of the Claude Code lines (their message, usage and
+  content, as a reader in SQL would take them), and orjson parsing the other JSONL
+  lines of the home (the other providers' JSON documents and Cursor's database left
+  out);
+* tokenize: the import's tokenizer (:func:`agentlake.load.terms.postings`) over every
+  event's text, in slices the size of the import's commits (and, aside, only finding
+  the words of that text, below any tokenizer);
+* redact: the import's redaction rules (:func:`agentlake.transform.redact.redact`)
+  over the same text;
+* write: the catalog's events and search postings inserted into a fresh catalog in one
+  transaction each (DuckDB writes whole row groups straight into the file, no log), its
+  two bulk indexes built, the postings sorted by term, and the checkpoint.
+
+Nothing of mapping, transforming, deduplicating, usage, sessions or receipts is counted,
+and the rows are held in memory whole (beyond the import's ceiling): the figures are a
+floor under any design, not a design. Prints each piece's wall and CPU seconds (the
+process's, every thread included), their sum, and the CPU a rate of 100k records/s
+allows on the machine's cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+import orjson
+import polars as pl
+import pyarrow as pa
+
+from agentlake.load.catalog import load_fts, open_for_write
+from agentlake.load.terms import postings
+from agentlake.transform.redact import redact
+from benchmarks.harness import usable_cores
+
+GOAL_RECORDS_PER_S = 100_000
+COMMIT_EVENTS = 12_600  # the benchmark import's events per commit
+CLAUDE_COLUMNS = (
+    "{type: 'VARCHAR', uuid: 'VARCHAR', sessionId: 'VARCHAR', timestamp: 'VARCHAR', "
+    "requestId: 'VARCHAR', message: 'STRUCT(id VARCHAR, role VARCHAR, model VARCHAR, "
+    "content JSON, usage STRUCT(input_tokens BIGINT, output_tokens BIGINT, "
+    "cache_creation_input_tokens BIGINT, cache_read_input_tokens BIGINT))'}"
+)
+
+
+@dataclass
+class Piece:
+    """One piece of the floor: its wall and CPU seconds, how many rows (lines, events,
+    postings) it did, and whether it counts in the floor (or is shown aside)."""
+
+    name: str
+    wall: float = 0.0
+    cpu: float = 0.0
+    rows: int = 0
+    counted: bool = True
+
+
+@dataclass
+class Floors:
+    """The pieces measured, in order, and the records the catalog's imports read."""
+
+    records: int = 0
+    pieces: list[Piece] = field(default_factory=list)
+
+    @contextmanager
+    def piece(self, name: str, *, counted: bool = True) -> Iterator[Piece]:
+        """Time the block as the piece ``name``; the block sets its ``rows``."""
+        piece = Piece(name, counted=counted)
+        wall, cpu = time.perf_counter(), time.process_time()
+        yield piece
+        piece.wall, piece.cpu = time.perf_counter() - wall, time.process_time() - cpu
+        self.pieces.append(piece)
+        aside = "" if counted else " (aside)"
+        print(
+            f"  {name:52} {piece.rows:>11,} rows {piece.wall:6.2f} s wall "
+            f"{piece.cpu:6.2f} s CPU{aside}"
+        )
+
+    @property
+    def cpu(self) -> float:
+        """The CPU seconds of the pieces that count."""
+        return sum(piece.cpu for piece in self.pieces if piece.counted)
+
+
+def parse(home: Path, floors: Floors) -> None:
+    """The two parse floors."""
+    claude = home / ".claude" / "projects"
+    scan = duckdb.connect()
+    with floors.piece("parse: Claude Code lines, DuckDB JSON scan") as piece:
+        row = scan.execute(
+            "SELECT count(*), sum(message.usage.input_tokens), sum(strlen(message.content)) "
+            f"FROM read_json('{claude}/**/*.jsonl', format = 'newline_delimited', "
+            f"columns = {CLAUDE_COLUMNS}, ignore_errors = true)"
+        ).fetchone()
+        piece.rows = int(row[0]) if row else 0
+    scan.close()
+    paths = sorted(path for path in home.rglob("*.jsonl") if not path.is_relative_to(claude))
+    with floors.piece(f"parse: other JSONL lines ({len(paths):,} files), orjson") as piece:
+        loads = orjson.loads
+        for path in paths:
+            for line in path.read_bytes().splitlines():
+                if line:
+                    loads(line)
+                    piece.rows += 1
+
+
+def _chunks(con: duckdb.DuckDBPyConnection, query: str) -> Iterator[pa.Table]:
+    """``query``'s rows as tables of COMMIT_EVENTS rows."""
+    reader = con.execute(query).to_arrow_reader(COMMIT_EVENTS)
+    for batch in reader:
+        yield pa.Table.from_batches([batch])
+
+
+def tokenize(catalog: duckdb.DuckDBPyConnection, floors: Floors) -> None:
+    """The tokenizing and redacting floors (reading the text out of the catalog not
+    counted)."""
+    events = list(
+        _chunks(
+            catalog,
+            "SELECT text, CAST(tool_input AS VARCHAR) AS tool_input FROM a.events ORDER BY rowid",
+        )
+    )
+    stem = duckdb.connect()
+    stem.execute("SET threads = 1")
+    stemmer = stem if load_fts(stem) else None
+    with floors.piece(f"tokenize: the import's tokenizer ({len(events)} commits)") as piece:
+        for table in events:
+            piece.rows += postings(table, stemmer)[0].num_rows
+    stem.close()
+    with floors.piece("redact: the text and tool inputs, the import's rules") as piece:
+        for table in events:
+            frame = pl.from_arrow(table)
+            assert isinstance(frame, pl.DataFrame)
+            piece.rows += frame.select(redact(pl.col("text")), redact(pl.col("tool_input"))).height
+    # Below any tokenizer: only finding the words, as the import's tokenizer does first.
+    word = pl.concat_str(
+        [pl.col("text"), pl.col("tool_input")], separator=" ", ignore_nulls=True
+    ).str.extract_all("[A-Za-z0-9]+")
+    with floors.piece("tokenize: the words found, nothing more", counted=False) as piece:
+        for table in events:
+            frame = pl.from_arrow(table)
+            assert isinstance(frame, pl.DataFrame)
+            piece.rows += frame.select(word.alias("word")).explode("word").height
+
+
+def write(catalog: duckdb.DuckDBPyConnection, scratch: Path, floors: Floors) -> None:
+    """The writing floor: the catalog's events and postings into a fresh catalog."""
+    events = catalog.execute("SELECT * FROM a.events ORDER BY rowid").to_arrow_table()
+    postings_rows = catalog.execute("SELECT * FROM a.search_postings").to_arrow_table()
+    with open_for_write(scratch / "floor.duckdb", memory_limit="204MiB") as con:
+        con.execute("SET threads = 1")
+        for table, rows in (("events", events), ("search_postings", postings_rows)):
+            with floors.piece(f"write: {table}, one transaction") as piece:
+                con.execute("BEGIN")
+                con.from_arrow(rows).insert_into(table)
+                con.execute("COMMIT")
+                piece.rows = rows.num_rows
+        con.execute("RESET threads")
+        with floors.piece("write: bulk indexes, postings sorted by term") as piece:
+            con.execute("CREATE INDEX floor_events_by_id ON events (event_id)")
+            con.execute(
+                "CREATE TABLE floor_sorted AS SELECT * FROM search_postings ORDER BY term_id"
+            )
+            piece.rows = events.num_rows + postings_rows.num_rows
+        with floors.piece("write: checkpoint"):
+            con.execute("CHECKPOINT")
+
+
+def measure(home: Path, catalog_path: Path, scratch: Path) -> Floors:
+    """Every piece of the floor of importing ``home``, given its catalog; ``scratch``
+    takes the fresh catalog (removed after)."""
+    catalog = duckdb.connect()
+    catalog.execute(f"ATTACH '{catalog_path}' AS a (READ_ONLY)")
+    row = catalog.execute("SELECT sum(records) FROM a.imports").fetchone()
+    floors = Floors(records=int(row[0]) if row and row[0] else 0)
+    work = Path(tempfile.mkdtemp(prefix="floors-", dir=scratch))
+    try:
+        parse(home, floors)
+        tokenize(catalog, floors)
+        write(catalog, work, floors)
+    finally:
+        catalog.close()
+        shutil.rmtree(work, ignore_errors=True)
+    return floors
+
+
+def main() -> None:
+    """Measure every floor and print them."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.floors")
+    parser.add_argument("home", type=Path)
+    parser.add_argument("catalog", type=Path, help="a catalog of HOME (read only)")
+    parser.add_argument("--scratch", type=Path, default=None, help="for the fresh catalog")
+    args = parser.parse_args()
+    floors = measure(args.home, args.catalog, args.scratch)
+    cores = usable_cores()
+    wall = sum(piece.wall for piece in floors.pieces if piece.counted)
+    allowed = floors.records / GOAL_RECORDS_PER_S * cores
+    print(
+        f"floor: {wall:.1f} s wall, {floors.cpu:.1f} s CPU for {floors.records:,} records; "
+        f"{GOAL_RECORDS_PER_S:,} records/s on {cores} cores allows {allowed:.1f} s of CPU"
+    )
+
+
+if __name__ == "__main__":
+    main()
