@@ -385,16 +385,12 @@ class CatalogWriter:
             {**params, "cap": sql.INDEXED_CHARS},
         )
         con.execute(
-            "CREATE TEMP TABLE reindex_sliced AS SELECT event_id, "
-            "sum(bytes) OVER (ORDER BY event_id) // $slice AS slice FROM reindex_sizes",
+            "CREATE TEMP TABLE reindex_slices AS SELECT slice, event_id, "
+            "row_number() OVER (PARTITION BY slice ORDER BY event_id) - 1 AS batch_row FROM "
+            "(SELECT event_id, sum(bytes) OVER (ORDER BY event_id) // $slice AS slice "
+            "FROM reindex_sizes)",
             {"slice": REINDEX_SLICE_BYTES},
         )
-        con.execute(
-            "CREATE TEMP TABLE reindex_slices AS SELECT slice, event_id, "
-            "row_number() OVER (PARTITION BY slice ORDER BY event_id) - 1 AS batch_row "
-            "FROM reindex_sliced"
-        )
-        con.execute("DROP TABLE reindex_sliced")
         con.execute("DROP TABLE reindex_sizes")
         con.execute(
             "CREATE TABLE reindex_postings "
