@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, Literal
 import duckdb
 import orjson
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from agentlake import sql
 from agentlake.extract.jsonl import Reject
@@ -412,11 +411,13 @@ class CatalogWriter:
             f"JOIN (SELECT event_id, batch_row FROM reindex_slices WHERE slice = {number}) s "
             f"USING (event_id) WHERE e.workspace = {sql.constant(self.workspace)}"
         )
-        read = con.execute(
-            "SELECT batch_row, text, CAST(tool_input AS VARCHAR) AS tool_input FROM new_events"
-        ).to_arrow_table()
-        events = read.take(pc.sort_indices(read.column("batch_row")))
-        del read
+        events = (
+            con.execute(
+                "SELECT batch_row, text, CAST(tool_input AS VARCHAR) AS tool_input FROM new_events"
+            )
+            .to_arrow_table()
+            .sort_by("batch_row")
+        )
         made = tokenizer.terms(events)
         del events
         if made is None or made.stemming != self.stemming:
