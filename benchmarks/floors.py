@@ -27,13 +27,16 @@ allows on the machine's cores.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO, Any, Final
 
 import duckdb
 import orjson
@@ -43,9 +46,10 @@ import pyarrow as pa
 from agentlake.load.catalog import load_fts, open_for_write
 from agentlake.load.terms import postings
 from agentlake.transform.redact import redact
-from benchmarks.harness import usable_cores
+from benchmarks.budgets import BUDGETS
+from benchmarks.measure import usable_cores
 
-GOAL_RECORDS_PER_S = 100_000
+GOAL_RECORDS_PER_S: Final = next(b.goal for b in BUDGETS if b.name == "import_records_per_s")
 COMMIT_EVENTS = 12_600  # the benchmark import's events per commit
 CLAUDE_COLUMNS = (
     "{type: 'VARCHAR', uuid: 'VARCHAR', sessionId: 'VARCHAR', timestamp: 'VARCHAR', "
@@ -73,6 +77,7 @@ class Floors:
 
     records: int = 0
     pieces: list[Piece] = field(default_factory=list)
+    out: IO[str] = field(default=sys.stdout, repr=False)  # where each piece is printed
 
     @contextmanager
     def piece(self, name: str, *, counted: bool = True) -> Iterator[Piece]:
@@ -85,13 +90,37 @@ class Floors:
         aside = "" if counted else " (aside)"
         print(
             f"  {name:52} {piece.rows:>11,} rows {piece.wall:6.2f} s wall "
-            f"{piece.cpu:6.2f} s CPU{aside}"
+            f"{piece.cpu:6.2f} s CPU{aside}",
+            file=self.out,
+            flush=True,
         )
 
     @property
     def cpu(self) -> float:
         """The CPU seconds of the pieces that count."""
         return sum(piece.cpu for piece in self.pieces if piece.counted)
+
+    @property
+    def wall(self) -> float:
+        """The wall seconds of the pieces that count."""
+        return sum(piece.wall for piece in self.pieces if piece.counted)
+
+    def allowed_cpu(self, cores: int) -> float:
+        """The CPU seconds the import goal allows for the records on ``cores`` cores."""
+        return self.records / GOAL_RECORDS_PER_S * cores
+
+    def as_json(self, cores: int) -> dict[str, Any]:
+        """The figures as the benchmark artifact keeps them."""
+        return {
+            "pieces": [
+                {"name": p.name, "wall_s": p.wall, "cpu_s": p.cpu, "rows": p.rows,
+                 "counted": p.counted}
+                for p in self.pieces
+            ],
+            "cpu_seconds": self.cpu, "wall_seconds": self.wall, "records": self.records,
+            "cores": cores, "goal_records_per_s": GOAL_RECORDS_PER_S,
+            "allowed_cpu_seconds": self.allowed_cpu(cores),
+        }  # fmt: skip
 
 
 def parse(home: Path, floors: Floors) -> None:
@@ -178,13 +207,15 @@ def write(catalog: duckdb.DuckDBPyConnection, scratch: Path, floors: Floors) -> 
             con.execute("CHECKPOINT")
 
 
-def measure(home: Path, catalog_path: Path, scratch: Path) -> Floors:
-    """Every piece of the floor of importing ``home``, given its catalog; ``scratch``
-    takes the fresh catalog (removed after)."""
+def measure(
+    home: Path, catalog_path: Path, scratch: Path | None, out: IO[str] = sys.stdout
+) -> Floors:
+    """Every piece of the floor of importing ``home``, given its catalog (each printed
+    to ``out``); the fresh catalog goes in a directory in ``scratch`` (removed after)."""
     catalog = duckdb.connect()
     catalog.execute(f"ATTACH '{catalog_path}' AS a (READ_ONLY)")
     row = catalog.execute("SELECT sum(records) FROM a.imports").fetchone()
-    floors = Floors(records=int(row[0]) if row and row[0] else 0)
+    floors = Floors(records=int(row[0]) if row and row[0] else 0, out=out)
     work = Path(tempfile.mkdtemp(prefix="floors-", dir=scratch))
     try:
         parse(home, floors)
@@ -197,19 +228,23 @@ def measure(home: Path, catalog_path: Path, scratch: Path) -> Floors:
 
 
 def main() -> None:
-    """Measure every floor and print them."""
+    """Measure every floor and print them (with ``--json``, the figures as JSON on
+    stdout and each piece on stderr)."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.floors")
     parser.add_argument("home", type=Path)
     parser.add_argument("catalog", type=Path, help="a catalog of HOME (read only)")
     parser.add_argument("--scratch", type=Path, default=None, help="for the fresh catalog")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
-    floors = measure(args.home, args.catalog, args.scratch)
+    floors = measure(args.home, args.catalog, args.scratch, sys.stderr if args.json else sys.stdout)
     cores = usable_cores()
-    wall = sum(piece.wall for piece in floors.pieces if piece.counted)
-    allowed = floors.records / GOAL_RECORDS_PER_S * cores
+    if args.json:
+        print(json.dumps(floors.as_json(cores)))
+        return
     print(
-        f"floor: {wall:.1f} s wall, {floors.cpu:.1f} s CPU for {floors.records:,} records; "
-        f"{GOAL_RECORDS_PER_S:,} records/s on {cores} cores allows {allowed:.1f} s of CPU"
+        f"floor: {floors.wall:.1f} s wall, {floors.cpu:.1f} s CPU for {floors.records:,} "
+        f"records; {GOAL_RECORDS_PER_S:,.0f} records/s on {cores} cores allows "
+        f"{floors.allowed_cpu(cores):.1f} s of CPU"
     )
 
 

@@ -6,6 +6,9 @@ Phases (``PHASES``), each with a ``status`` of ``pending``, ``running``, ``ok``,
 
 ``generate``          write the seeded corpus (``benchmarks.corpus``) and profile it
 ``import_full``       ``agentlake import --json`` on the fresh home (CLI subprocess)
+``import_floor``      ``python -m benchmarks.floors`` on the home and that catalog: the
+                      least CPU parsing, redacting, tokenizing and writing take alone,
+                      against the CPU the import goal allows (no budget of its own)
 ``rerun_unchanged``   the same command again, nothing changed
 ``append_1pct``       append 1 % new records to existing transcripts, import again
 ``search``            drawn queries through the library (warm-up, then timed), plus a few
@@ -61,6 +64,7 @@ from .measure import (
     run_child,
     stop_current_child,
     summarize,
+    usable_cores,
 )
 from .reports import (
     CCUSAGE_VERSION,
@@ -77,7 +81,7 @@ __all__ = ["ARTIFACT_VERSION", "OUTCOMES", "PHASES", "PHASE_STATUSES", "Settings
 
 ARTIFACT_VERSION: Final = 1
 PHASES: Final = (
-    "generate", "import_full", "rerun_unchanged", "append_1pct", "search",
+    "generate", "import_full", "import_floor", "rerun_unchanged", "append_1pct", "search",
     "sessions_listing", "reports", "report_daily_cli", "ccusage_daily",
 )  # fmt: skip
 PhaseStatus = Literal["pending", "running", "ok", "skipped", "error", "interrupted"]
@@ -147,13 +151,6 @@ def _proc_field(path: str, key: str) -> str | None:
     except OSError:
         return None
     return next((ln.split(":", 1)[1].strip() for ln in lines if ln.startswith(key)), None)
-
-
-def usable_cores() -> int:
-    """The cores this process (and the children it starts) may run on."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 def machine_profile() -> dict[str, Any]:
@@ -320,6 +317,27 @@ def phase_import_full(ctx: _Context) -> dict[str, Any]:
     return _run_import(ctx)
 
 
+def phase_import_floor(ctx: _Context) -> dict[str, Any]:
+    """The floor under the full import (``benchmarks.floors``, a subprocess), measured
+    on the catalog the full import made, before anything is appended."""
+    run = run_child(
+        [sys.executable, "-m", "benchmarks.floors", str(ctx.home), str(ctx.catalog),
+         "--scratch", str(ctx.work), "--json"],
+        env=ctx.env, timeout=IMPORT_TIMEOUT_S,
+    )  # fmt: skip
+    if run.returncode != 0:
+        raise PhaseError(f"benchmarks.floors exited {run.returncode}: {run.stderr.strip()[-800:]}")
+    floor = json.loads(run.stdout)
+    full = ctx.figures["import_full"]
+    import_cpu = full["cpu_user_seconds"] + full["cpu_system_seconds"]
+    return {
+        "seconds": run.seconds, "samples_s": [run.seconds], **floor,
+        "import_cpu_seconds": import_cpu,
+        "share_of_allowed": floor["cpu_seconds"] / floor["allowed_cpu_seconds"]
+        if floor["allowed_cpu_seconds"] else None,
+    }  # fmt: skip
+
+
 def phase_rerun_unchanged(ctx: _Context) -> dict[str, Any]:
     """The same import again, with nothing changed."""
     return _run_import(ctx)
@@ -402,6 +420,7 @@ def phase_ccusage_daily(ctx: _Context) -> dict[str, Any]:
 _PHASE_FUNCTIONS: Final[dict[str, Callable[[_Context], dict[str, Any]]]] = {
     "generate": phase_generate,
     "import_full": phase_import_full,
+    "import_floor": phase_import_floor,
     "rerun_unchanged": phase_rerun_unchanged,
     "append_1pct": phase_append_1pct,
     "search": phase_search,
@@ -630,6 +649,13 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
     if phases["ccusage_daily"]["status"] == "skipped":
         extra.append(f"ccusage: {phases['ccusage_daily'].get('reason')}")
     lines += [", ".join(extra)] if extra else []
+    floor = phases["import_floor"]
+    if floor.get("cpu_seconds") is not None:
+        lines.append(
+            f"import floor (parsing, redacting, tokenizing and writing alone): "
+            f"{floor['cpu_seconds']:,.1f} s CPU of the {floor['allowed_cpu_seconds']:,.1f} s "
+            f"the import goal allows on {floor['cores']} cores"
+        )
     enforced = "" if doc["budgets_enforced"] else " (budgets recorded, not enforced)"
     lines.append(
         f"outcome: {doc['outcome']}{enforced}" + (f": {doc['reason']}" if doc["reason"] else "")

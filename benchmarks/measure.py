@@ -35,6 +35,7 @@ __all__ = [
     "stop_current_child",
     "summarize",
     "tree_rss_bytes",
+    "usable_cores",
 ]
 
 RSS_INTERVAL_S: Final = 0.05
@@ -166,6 +167,13 @@ class RssSampler:
 
 
 # --------------------------------------------------------------------------- children
+
+
+def usable_cores() -> int:
+    """The cores this process (and the children it starts) may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 @dataclass(frozen=True)
