@@ -77,7 +77,7 @@ class Floors:
 
     records: int = 0
     pieces: list[Piece] = field(default_factory=list)
-    out: IO[str] = field(default=sys.stdout, repr=False)  # where each piece is printed
+    out: IO[str] | None = field(default=None, repr=False)  # where each piece is printed
 
     @contextmanager
     def piece(self, name: str, *, counted: bool = True) -> Iterator[Piece]:
@@ -208,10 +208,11 @@ def write(catalog: duckdb.DuckDBPyConnection, scratch: Path, floors: Floors) -> 
 
 
 def measure(
-    home: Path, catalog_path: Path, scratch: Path | None, out: IO[str] = sys.stdout
+    home: Path, catalog_path: Path, scratch: Path | None, out: IO[str] | None = None
 ) -> Floors:
     """Every piece of the floor of importing ``home``, given its catalog (each printed
-    to ``out``); the fresh catalog goes in a directory in ``scratch`` (removed after)."""
+    to ``out``, by default stdout); the fresh catalog goes in a directory in ``scratch``
+    (removed after)."""
     catalog = duckdb.connect()
     catalog.execute(f"ATTACH '{catalog_path}' AS a (READ_ONLY)")
     row = catalog.execute("SELECT sum(records) FROM a.imports").fetchone()
