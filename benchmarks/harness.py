@@ -6,9 +6,6 @@ Phases (``PHASES``), each with a ``status`` of ``pending``, ``running``, ``ok``,
 
 ``generate``          write the seeded corpus (``benchmarks.corpus``) and profile it
 ``import_full``       ``agentlake import --json`` on the fresh home (CLI subprocess)
-``import_floor``      ``python -m benchmarks.floors`` on the home and that catalog: the
-                      least CPU parsing, redacting, tokenizing and writing take alone,
-                      against the CPU the import goal allows (no budget of its own)
 ``rerun_unchanged``   the same command again, nothing changed
 ``append_1pct``       append 1 % new records to existing transcripts, import again
 ``search``            drawn queries through the library (warm-up, then timed), plus a few
@@ -18,6 +15,11 @@ Phases (``PHASES``), each with a ``status`` of ``pending``, ``running``, ``ok``,
 ``report_daily_cli``  ``agentlake report daily --json`` (CLI, process start included)
 ``ccusage_daily``     ``ccusage daily --json --offline`` on the same home, when ccusage
                       20.0.24 is installed; skipped otherwise
+``import_floor``      ``python -m benchmarks.floors`` on the home and its catalog: the
+                      least CPU parsing, redacting, tokenizing and writing its records
+                      take alone, against the CPU the import goal allows for them (no
+                      budget of its own; last, so that its reading and writing cannot
+                      disturb the timed phases)
 
 Every ``ok`` phase has ``seconds`` and a non-empty ``samples_s``: the samples its budget
 is measured on (a single sample for the generate and import phases; the daily report's
@@ -81,8 +83,8 @@ __all__ = ["ARTIFACT_VERSION", "OUTCOMES", "PHASES", "PHASE_STATUSES", "Settings
 
 ARTIFACT_VERSION: Final = 1
 PHASES: Final = (
-    "generate", "import_full", "import_floor", "rerun_unchanged", "append_1pct", "search",
-    "sessions_listing", "reports", "report_daily_cli", "ccusage_daily",
+    "generate", "import_full", "rerun_unchanged", "append_1pct", "search",
+    "sessions_listing", "reports", "report_daily_cli", "ccusage_daily", "import_floor",
 )  # fmt: skip
 PhaseStatus = Literal["pending", "running", "ok", "skipped", "error", "interrupted"]
 PHASE_STATUSES: Final = ("pending", "running", "ok", "skipped", "error", "interrupted")
@@ -317,27 +319,6 @@ def phase_import_full(ctx: _Context) -> dict[str, Any]:
     return _run_import(ctx)
 
 
-def phase_import_floor(ctx: _Context) -> dict[str, Any]:
-    """The floor under the full import (``benchmarks.floors``, a subprocess), measured
-    on the catalog the full import made, before anything is appended."""
-    run = run_child(
-        [sys.executable, "-m", "benchmarks.floors", str(ctx.home), str(ctx.catalog),
-         "--scratch", str(ctx.work), "--json"],
-        env=ctx.env, timeout=IMPORT_TIMEOUT_S,
-    )  # fmt: skip
-    if run.returncode != 0:
-        raise PhaseError(f"benchmarks.floors exited {run.returncode}: {run.stderr.strip()[-800:]}")
-    floor = json.loads(run.stdout)
-    full = ctx.figures["import_full"]
-    import_cpu = full["cpu_user_seconds"] + full["cpu_system_seconds"]
-    return {
-        "seconds": run.seconds, "samples_s": [run.seconds], **floor,
-        "import_cpu_seconds": import_cpu,
-        "share_of_allowed": floor["cpu_seconds"] / floor["allowed_cpu_seconds"]
-        if floor["allowed_cpu_seconds"] else None,
-    }  # fmt: skip
-
-
 def phase_rerun_unchanged(ctx: _Context) -> dict[str, Any]:
     """The same import again, with nothing changed."""
     return _run_import(ctx)
@@ -417,10 +398,31 @@ def phase_ccusage_daily(ctx: _Context) -> dict[str, Any]:
     return figures
 
 
+def phase_import_floor(ctx: _Context) -> dict[str, Any]:
+    """The floor under importing the home as it is at the end (``benchmarks.floors``, a
+    subprocess, on the catalog of the three imports), and the CPU of the full import
+    for comparison."""
+    run = run_child(
+        [sys.executable, "-m", "benchmarks.floors", str(ctx.home), str(ctx.catalog),
+         "--scratch", str(ctx.work), "--json"],
+        env=ctx.env, timeout=IMPORT_TIMEOUT_S,
+    )  # fmt: skip
+    if run.returncode != 0:
+        raise PhaseError(f"benchmarks.floors exited {run.returncode}: {run.stderr.strip()[-800:]}")
+    floor = json.loads(run.stdout)
+    full = ctx.figures["import_full"]
+    import_cpu = full["cpu_user_seconds"] + full["cpu_system_seconds"]
+    return {
+        "seconds": run.seconds, "samples_s": [run.seconds], **floor,
+        "import_cpu_seconds": import_cpu,
+        "share_of_allowed": floor["cpu_seconds"] / floor["allowed_cpu_seconds"]
+        if floor["allowed_cpu_seconds"] else None,
+    }  # fmt: skip
+
+
 _PHASE_FUNCTIONS: Final[dict[str, Callable[[_Context], dict[str, Any]]]] = {
     "generate": phase_generate,
     "import_full": phase_import_full,
-    "import_floor": phase_import_floor,
     "rerun_unchanged": phase_rerun_unchanged,
     "append_1pct": phase_append_1pct,
     "search": phase_search,
@@ -428,6 +430,7 @@ _PHASE_FUNCTIONS: Final[dict[str, Callable[[_Context], dict[str, Any]]]] = {
     "reports": phase_reports,
     "report_daily_cli": phase_report_daily_cli,
     "ccusage_daily": phase_ccusage_daily,
+    "import_floor": phase_import_floor,
 }
 
 
