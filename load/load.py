@@ -423,6 +423,14 @@ class CatalogWriter:
         if made is None or made.stemming != self.stemming:
             run_script(con, self._index_add, params)
             return
+        # Every event of a slice has text (reindex_slices holds only those), and the
+        # tokenized script reads no more of it than that: its events are read from the
+        # slice alone, without joining the events' text again.
+        con.execute(
+            "CREATE OR REPLACE TEMP VIEW new_events AS "
+            "SELECT event_id, batch_row, '' AS text, NULL AS tool_input "
+            f"FROM reindex_slices WHERE slice = {number}"
+        )
         for table, staging in (
             (made.postings, "reindex_postings"),
             (made.vocabulary, "reindex_vocabulary"),
