@@ -12,7 +12,7 @@ import importlib.util
 import os
 import secrets
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Final
@@ -38,6 +38,12 @@ def statement_body(statement: str) -> str:
     return "\n".join(line for line in statement.splitlines() if not line.lstrip().startswith("--"))
 
 
+def statements(script: str) -> list[str]:
+    """The statements of a multi-statement SQL file, without comments or blank ones."""
+    bodies = (statement_body(s) for s in split_script(script))
+    return [body for body in bodies if body.strip()]
+
+
 def run_script(con: duckdb.DuckDBPyConnection, text: str, params: Mapping[str, Any]) -> None:
     """Run a multi-statement SQL file in one call, the named parameters (``$name``) it
     uses written in as constants (:func:`agentlake.sql.inline`): no statement is
@@ -50,10 +56,36 @@ def run_script(con: duckdb.DuckDBPyConnection, text: str, params: Mapping[str, A
         con.execute(script)
 
 
+def make_private_dirs(path: Path) -> None:
+    """Create directory ``path`` and any missing parents, each private to the user
+    (0700); directories that exist keep their mode."""
+    missing = []
+    for here in (path, *path.parents):
+        if here.exists():
+            break
+        missing.append(here)
+    for here in reversed(missing):
+        with suppress(FileExistsError):  # another process made it meanwhile
+            here.mkdir(mode=0o700)
+
+
+@contextmanager
+def _private_files() -> Iterator[None]:
+    """Files created in the block are private to the user (0600): the catalog, its
+    write-ahead log and DuckDB's spill files hold every transcript's text. The process's
+    umask is shared by its threads, and only ever narrowed here."""
+    previous = os.umask(0o077)
+    os.umask(previous | 0o077)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
 @contextmanager
 def _flock(path: Path, *, exclusive: bool, wait: bool) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    make_private_dirs(path.parent)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
         try:
@@ -193,7 +225,7 @@ def open_for_write(
     """The catalog opened read-write under the exclusive writer lock, migrated."""
     if path.exists() and path.is_dir():
         raise ConfigurationError(f"{path}: is a directory; --catalog must name a file")
-    with _flock(_lock_path(path), exclusive=True, wait=wait):
+    with _flock(_lock_path(path), exclusive=True, wait=wait), _private_files():
         con = connect_writer(path, memory_limit=memory_limit)
         try:
             migrate(con, path)

@@ -91,11 +91,12 @@ class Lake:
             self.catalog, self.workspace, session_id, bounds=None if full else DEFAULT_BOUNDS
         )
 
-    def sql(self, statement: str) -> pa.Table:
-        """Read-only SQL with every table scoped to this workspace."""
+    def sql(self, statement: str, *, all_workspaces: bool = False) -> pa.Table:
+        """One read-only query over this workspace's views (every workspace's rows with
+        ``all_workspaces``); see :func:`agentlake.queries.scoped_sql` for its bounds."""
         from .queries import scoped_sql
 
-        return scoped_sql(self.catalog, self.workspace, statement)
+        return scoped_sql(self.catalog, self.workspace, statement, all_workspaces=all_workspaces)
 
 
 def open(catalog: str | Path | None = None, workspace: str | None = None) -> Lake:

@@ -15,15 +15,13 @@ FIXTURES = REPO / "fixtures"
 CONFORMANCE = REPO.parent / "shared" / "conformance"
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
+# Provider and catalog overrides of the developer's environment never reach a test.
+_PROVIDER_ENV = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "AGENTLAKE_CATALOG", "AGENTLAKE_WORKSPACE")
 
 
 def cli_env(**extra: str) -> dict[str, str]:
     """A clean environment for the CLI: no provider env overrides leak in."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "AGENTLAKE_CATALOG", "AGENTLAKE_WORKSPACE")
-    }
+    env = {k: v for k, v in os.environ.items() if k not in _PROVIDER_ENV}
     env.update(extra)
     return env
 
@@ -42,6 +40,30 @@ def run_cli() -> CliRunner:
             env=env or cli_env(),
             timeout=timeout,
             check=False,
+        )
+
+    return run
+
+
+@pytest.fixture
+def cli() -> CliRunner:
+    """Run ``agentlake ARGS`` in this process (typer's test runner, stdout and stderr
+    apart), with the result shape of :func:`run_cli`: for tests where the process
+    boundary is not the point (a new interpreter costs about half a second)."""
+    from typer.testing import CliRunner as TyperRunner
+
+    from agentlake.cli import app
+
+    def run(
+        *args: str | Path, env: dict[str, str | None] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        overrides: dict[str, str | None] = dict.fromkeys(_PROVIDER_ENV)
+        overrides.update(env or {})
+        result = TyperRunner().invoke(app, [str(a) for a in args], env=overrides)
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        return subprocess.CompletedProcess(
+            [str(a) for a in args], result.exit_code, result.stdout, result.stderr
         )
 
     return run
