@@ -15,7 +15,7 @@ from typing import Any, Final, cast
 
 import orjson
 
-from agentlake.errors import SourceError
+from agentlake.errors import REMEDIES, SourceError, SourceErrorCode
 
 from .adapter import (
     DatabaseAdapter,
@@ -28,7 +28,7 @@ from .adapter import (
 from .jsonl import LineBatch, RecordLimits, Reject, parse_line, read_lines
 from .providers import ProviderSpec
 from .rows import RawTables, RowSink
-from .sources import SourceFile
+from .sources import NotARegularFile, SourceFile, open_regular
 
 MiB: Final = 1024 * 1024
 
@@ -108,6 +108,17 @@ def extract_source(
             f"{drift}; the rest of this source is refused "
             "(rerun with --restart-drifted after upgrading agentlake)",
         ) from None
+    except NotARegularFile as exc:
+        raise _refused("NOT_A_FILE", source, str(exc)) from None
+    except OSError as exc:
+        raise _refused(
+            "SOURCE_UNREADABLE", source, f"cannot read it: {exc.strerror or exc}"
+        ) from None
+
+
+def _refused(code: SourceErrorCode, source: SourceFile, what: str) -> SourceError:
+    """The refusal of ``source``: what is wrong, and the remedy for ``code``."""
+    return SourceError(code, str(source.path), f"{what}; {REMEDIES[code]}")
 
 
 def _extract_lines(
@@ -167,7 +178,8 @@ def _extract_document(
         )
         yield _whole(source, sink, ctx, outcomes, rejects)
         return
-    data = source.path.read_bytes()[:size]
+    with open_regular(source.path) as fh:
+        data = fh.read(size)
     parsed = parse_line(
         data, RecordLimits(max_line_bytes=size + 1, max_depth=limits.record.max_depth)
     )
@@ -191,18 +203,19 @@ def _extract_database(
 ) -> Iterator[ExtractBatch]:
     """A SQLite database opened read-only (``mode=ro``); the adapter runs its queries."""
     sink, outcomes, rejects = RowSink(), Counter[str](), list[Reject]()
+    with open_regular(source.path):
+        pass  # readable, and a regular file (SQLite's own open would block on a FIFO)
     try:
         con = sqlite3.connect(f"{source.path.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as exc:
-        raise SourceError(
-            "SOURCE_UNREADABLE", str(source.path), f"cannot open read-only: {exc}"
-        ) from None
+        raise _refused("SOURCE_UNREADABLE", source, f"SQLite cannot open it ({exc})") from None
     try:
         outcomes["mapped"] += adapter.map_database(con, ctx, sink)
+    except sqlite3.OperationalError as exc:
+        # Locked by its agent, or unreadable: the file itself may be sound.
+        raise _refused("SOURCE_UNREADABLE", source, f"SQLite cannot read it ({exc})") from None
     except sqlite3.DatabaseError as exc:
-        raise SourceError(
-            "SOURCE_UNREADABLE", str(source.path), f"not a readable database: {exc}"
-        ) from None
+        raise _refused("SOURCE_CORRUPT", source, f"not a valid SQLite database ({exc})") from None
     finally:
         con.close()
     yield _whole(source, sink, ctx, outcomes, rejects)

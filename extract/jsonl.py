@@ -19,6 +19,7 @@ from typing import Any, Final
 import orjson
 
 from .schema import RejectReason
+from .sources import open_regular
 
 MiB: Final = 1024 * 1024
 
@@ -158,7 +159,7 @@ def read_lines(
     max_len = limits.max_line_bytes
     batch_lines = max(1, batch_lines)
     batch = LineBatch(start_offset=start, end_offset=start, limits=limits)
-    with path.open("rb", buffering=0) as fh:
+    with open_regular(path, buffering=0) as fh:
         fh.seek(start)
         chunk_pos = start  # file offset of the next chunk
         line_start = start  # file offset of the first unconsumed byte

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import BinaryIO, Final, Literal, Protocol
 
 PositionKind = Literal["byte-offset", "document", "sqlite"]
 RelParts = tuple[str, ...]  # the parts of a path relative to its provider root
@@ -79,7 +80,7 @@ class RefusedPath:
     provider: str
     path: Path
     root: Path
-    code: Literal["SOURCE_OUTSIDE_ROOT", "SOURCE_UNREADABLE"]
+    code: Literal["SOURCE_OUTSIDE_ROOT", "SOURCE_UNREADABLE", "NOT_A_FILE"]
     message: str
 
     @property
@@ -97,8 +98,45 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def _stat(entry: os.DirEntry[str], kind: PositionKind) -> tuple[int, int, int, int]:
-    """(device, inode, size, mtime_ns) of ``entry`` (symlinks followed); a SQLite
+_KINDS: Final = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISDIR, "a directory"),
+)
+
+
+def file_kind(mode: int) -> str | None:
+    """What a non-regular file of ``mode`` is ("a named pipe (FIFO)"…); ``None`` for a
+    regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((what for test, what in _KINDS if test(mode)), "not a regular file")
+
+
+class NotARegularFile(OSError):
+    """A source path that is not a regular file (a FIFO, socket or device)."""
+
+
+def open_regular(path: Path, *, buffering: int = -1) -> BinaryIO:
+    """``path`` opened read-only, only if it is a regular file. The open never blocks (a
+    FIFO put in a source's place since discovery would block ``open`` forever) and the
+    check is made on the open descriptor; raises :class:`NotARegularFile`."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        kind = file_kind(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise NotARegularFile(f"{kind}, not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb", buffering=buffering)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _stat(entry: os.DirEntry[str], kind: PositionKind) -> tuple[int, int, int, int, int]:
+    """(mode, device, inode, size, mtime_ns) of ``entry`` (symlinks followed); a SQLite
     database's size and mtime include its write-ahead log, where recent transactions live
     until a checkpoint."""
     st = entry.stat()
@@ -108,7 +146,7 @@ def _stat(entry: os.DirEntry[str], kind: PositionKind) -> tuple[int, int, int, i
         if wal.is_file():
             wst = wal.stat()
             size, mtime = size + wst.st_size, max(mtime, wst.st_mtime_ns)
-    return st.st_dev, st.st_ino, size, mtime
+    return st.st_mode, st.st_dev, st.st_ino, size, mtime
 
 
 def walk_root(root: Root, formats: Sequence[OwnedFormat]) -> Iterator[SourceFile | RefusedPath]:
@@ -161,11 +199,18 @@ def _walk_dir(
             yield escape
             continue
         try:
-            device, inode, size, mtime = _stat(entry, fmt.position_kind)
+            mode, device, inode, size, mtime = _stat(entry, fmt.position_kind)
         except OSError as exc:
             yield RefusedPath(
                 root.provider, path, root.path, "SOURCE_UNREADABLE", f"cannot stat: {exc.strerror}"
             )
+            continue
+        if (kind := file_kind(mode)) is not None:
+            # Only regular files are read: opening a FIFO blocks until a writer comes.
+            yield RefusedPath(
+                root.provider, path, root.path, "NOT_A_FILE",
+                f"{kind}, not a regular file; it is never opened",
+            )  # fmt: skip
             continue
         yield SourceFile(
             root.provider, path, root.path, fmt.position_kind, fmt.name, device, inode, size, mtime
@@ -224,7 +269,7 @@ def head_mentions(path: Path, needle: bytes, limit: int = HEAD_BYTES) -> bool:
     """Whether the first ``limit`` bytes of ``path`` contain ``needle`` (the file is
     opened read-only; a file that cannot be read mentions nothing)."""
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:
             return needle in fh.read(limit)
     except OSError:
         return False

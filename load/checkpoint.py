@@ -9,6 +9,8 @@ from typing import Final
 
 import duckdb
 
+from agentlake.extract.sources import open_regular
+
 CHECKPOINT_VERSION: Final = 1
 WINDOW_BYTES: Final = 64 * 1024
 
@@ -41,7 +43,7 @@ class Checkpoint:
 def window_digest(path: Path, offset: int) -> str:
     """Digest of the ≤ 64 KiB of ``path`` just before ``offset`` (O(1) in file size)."""
     start = max(0, offset - WINDOW_BYTES)
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:
         fh.seek(start)
         data = fh.read(offset - start)
     return blake2b(data, digest_size=16).hexdigest()
@@ -50,7 +52,7 @@ def window_digest(path: Path, offset: int) -> str:
 def document_digest(path: Path) -> str:
     """Digest of a whole document (read in 1 MiB blocks): its identity as a checkpoint."""
     digest = blake2b(digest_size=16)
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:
         while block := fh.read(1 << 20):
             digest.update(block)
     return digest.hexdigest()

@@ -10,11 +10,8 @@ import csv
 import gc
 import io
 import os
-import signal
 import sys
-import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import date, datetime
 from decimal import Decimal
@@ -37,12 +34,13 @@ from .config import (
     default_workspace,
     resolve_price_overrides,
 )
-from .errors import AgentlakeError
+from .errors import AgentlakeError, ConfigurationError
 from .plan import Plan, PlannedSource
 from .queries import scoped_sql
 from .run import (
     ImportOptions,
     ImportResult,
+    check_memory_limit,
     default_home,
     fewer_collections,
     plan_import,
@@ -220,33 +218,10 @@ class _BarReporter:
         self.progress.update(self.task, description=name)
 
 
-@contextmanager
-def _stop_on_signals() -> Iterator[threading.Event]:
-    """SIGINT/SIGTERM ask the import to stop at the next batch boundary (everything before
-    it committed); a second signal aborts at once (the batch being read is dropped; a
-    commit the loader thread is writing finishes first)."""
-    stop = threading.Event()
-
-    def handler(signum: int, frame: object) -> None:
-        if stop.is_set():
-            raise KeyboardInterrupt
-        stop.set()
-        err.print(
-            f"{signal.Signals(signum).name}: stopping at the next batch boundary "
-            "(send it again to abort now)",
-            highlight=False,
-        )
-
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield stop
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-
-
 def _import_with_progress(options: ImportOptions) -> ImportResult:
-    with _stop_on_signals() as stop:
+    from .signals import stop_on_signals
+
+    with stop_on_signals(lambda text: err.print(text, highlight=False)) as stop:
         return _import_reporting(replace(options, stop=stop))
 
 
@@ -357,7 +332,11 @@ def import_(
     provider: ProviderOpt = None,
     memory_limit: Annotated[
         str,
-        typer.Option("--memory-limit", help="Memory ceiling of the run (DuckDB gets a quarter)."),
+        typer.Option(
+            "--memory-limit",
+            help="Memory ceiling of the run, at least 384MiB (DuckDB gets a fifth, at least "
+            "128 MiB; commits shrink to fit the rest).",
+        ),
     ] = "1GiB",
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print the plan; write nothing.")
@@ -401,7 +380,7 @@ def import_(
     def action() -> int:
         from .config import parse_duration, parse_size
 
-        parse_size(memory_limit)
+        check_memory_limit(memory_limit)
         limits = ExtractLimits(
             max_records_per_source=max_records_per_source,
             max_bytes_per_source=parse_size(max_bytes_per_source) if max_bytes_per_source else None,
@@ -426,6 +405,8 @@ def import_(
             return 0
         result = _import_with_progress(options)
         _warn_roots(result.plan)
+        for warning in result.warnings:
+            err.print(f"warning: {warning}", highlight=False)
         if json:
             _print_json(_result_doc(result))
         else:
@@ -454,9 +435,12 @@ def import_(
                     highlight=False,
                     soft_wrap=True,
                 )
-        for s in result.refused:
+        for s in result.newly_refused:
+            err.print(f"refused: {s.code}: {s.planned.path}: {s.message}", highlight=False)
+        if still := len(result.still_refused):
             err.print(
-                f"refused: {s.planned.code or 'SCHEMA_DRIFT'}: {s.planned.path}: {s.message}",
+                f"{still} source{'s' if still > 1 else ''} still refused as reported before "
+                "— see `agentlake doctor`",
                 highlight=False,
             )
         return result.exit_code
@@ -533,7 +517,8 @@ def providers(json: JsonOpt = False, debug: DebugOpt = False) -> None:
     _guard(debug, action)
 
 
-@app.command("search")
+# A query is text: one that starts with "-" ("-flaky", "--force") is not an option.
+@app.command("search", context_settings={"ignore_unknown_options": True})
 def search_(
     query: Annotated[
         str,
@@ -553,8 +538,14 @@ def search_(
         str | None, typer.Option("--kind", help="prompt, response, reasoning, tool_call, ...")
     ] = None,
     model: Annotated[str | None, typer.Option("--model")] = None,
-    since: SinceOpt = None,
-    until: UntilOpt = None,
+    since: Annotated[
+        datetime | None,
+        typer.Option("--since", formats=["%Y-%m-%d", "%Y%m%d"], help="First day (UTC)."),
+    ] = None,
+    until: Annotated[
+        datetime | None,
+        typer.Option("--until", formats=["%Y-%m-%d", "%Y%m%d"], help="Last day (UTC)."),
+    ] = None,
     wait: ReadWaitOpt = False,
     catalog: CatalogOpt = None,
     workspace: WorkspaceOpt = None,
@@ -815,9 +806,15 @@ def prices_list(
 @app.command("sql")
 def sql_(
     statement: Annotated[
-        str, typer.Argument(help="One SQL statement; tables are scoped to the workspace.")
+        str, typer.Argument(help="One query; its tables are the workspace's views.")
     ],
     prices: PricesOpt = None,
+    all_workspaces: Annotated[
+        bool,
+        typer.Option(
+            "--all-workspaces", help="Read every workspace's rows (each has a workspace column)."
+        ),
+    ] = False,
     csv: CsvOpt = False,
     wait: ReadWaitOpt = False,
     catalog: CatalogOpt = None,
@@ -825,14 +822,19 @@ def sql_(
     json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Run read-only SQL over the catalog."""
+    """Run one read-only query over the workspace's views (sources, sessions, events,
+    usage, imports, rejects, usage_costed, usage_daily) and the price tables; no file
+    is read or written."""
 
     def action() -> None:
+        if all_workspaces and workspace is not None:
+            raise ConfigurationError("pass either --workspace or --all-workspaces, not both")
         table = scoped_sql(
             _catalog(catalog),
             _workspace(workspace),
             statement,
             prices=resolve_price_overrides(prices),
+            all_workspaces=all_workspaces,
         )
         _emit(table, as_json=json, as_csv=csv, key="rows", title=None)
 

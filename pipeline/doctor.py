@@ -86,12 +86,13 @@ from agentlake.extract.sources import HEAD_BYTES, Root, head_mentions, walk_unow
 from agentlake.load.catalog import SCHEMA_VERSION, open_for_read
 from agentlake.load.checkpoint import Checkpoint, load_checkpoints
 
-from .errors import ConfigurationError
+from .errors import REMEDIES, ConfigurationError
+from .errors import RESTART_REMEDY as _RESTART
+from .names import MIN_PREFIX
 from .plan import Continuity, Plan, PlannedSource, make_plan, refusal_code, select_providers
 
 JSON_VERSION: Final = 1
 RECENT_IMPORTS: Final = 5
-MIN_ID_CHARS: Final = 4  # shorter prefixes match too much to be useful
 MAX_MATCHES: Final = 10  # ambiguous prefixes list at most this many ids
 
 Verdict = Literal["healthy", "needs-attention", "no-catalog"]
@@ -109,22 +110,6 @@ CandidateState = Literal[
     "look-alike",  # under a root, but no provider predicate owns it
 ]
 
-_RESTART = (
-    "run 'agentlake import --restart-drifted' to re-read it from byte 0 as a new "
-    "generation (its imported data is kept until then)"
-)
-REMEDIES: Final[Mapping[str, str]] = {
-    "SOURCE_TRUNCATED": _RESTART,
-    "SOURCE_REPLACED": _RESTART,
-    "SOURCE_REWRITTEN": _RESTART,
-    "SCHEMA_DRIFT": "run 'agentlake import --restart-drifted' to re-read it with this "
-    "adapter and redaction policy",
-    "SOURCE_OUTSIDE_ROOT": "symlinks out of a provider root are not followed: move the "
-    "file into the root, or point the provider's root (its environment override) at the "
-    "real location",
-    "SOURCE_UNREADABLE": "make the file readable by this user (it is only ever opened "
-    "read-only), then run 'agentlake import'",
-}
 _IMPORT = "run 'agentlake import'"
 
 
@@ -809,9 +794,9 @@ def explain_session(
     or first 64 KiB mention it are reported with the reason they are not imported, and
     look-alike files (under a root, owned by no predicate) whose path mentions it."""
     needle = session_id.strip()
-    if len(needle) < MIN_ID_CHARS:
+    if len(needle) < MIN_PREFIX:
         raise ConfigurationError(
-            f"session id {session_id!r} is too short; give at least {MIN_ID_CHARS} characters"
+            f"session id prefix {session_id!r} is too short; give at least {MIN_PREFIX} characters"
         )
     specs = select_providers(providers)
     wanted = [s.id for s in specs] if providers else None
@@ -1022,9 +1007,9 @@ def _candidate(
     if planned.continuity == "outside-root":
         state, reason = "outside-root", planned.message or "symlink points outside the root"
         remedy = REMEDIES["SOURCE_OUTSIDE_ROOT"]
-    elif planned.continuity == "unreadable":
+    elif planned.continuity in ("unreadable", "not-a-file"):
         state, reason = "unreadable", planned.message or "cannot be read"
-        remedy = REMEDIES["SOURCE_UNREADABLE"]
+        remedy = REMEDIES.get(code or "SOURCE_UNREADABLE")
     elif planned.action == "refuse":
         state, reason = "refused", f"refused ({code}): {planned.message}"
         remedy = REMEDIES.get(code or "", _RESTART)

@@ -17,7 +17,8 @@ Every message is one line that names the problem and the remedy.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from collections.abc import Mapping
+from typing import Any, ClassVar, Final, Literal
 
 SourceErrorCode = Literal[
     "SOURCE_TRUNCATED",
@@ -25,8 +26,35 @@ SourceErrorCode = Literal[
     "SOURCE_REWRITTEN",
     "SCHEMA_DRIFT",
     "SOURCE_OUTSIDE_ROOT",
-    "SOURCE_UNREADABLE",
+    "SOURCE_UNREADABLE",  # cannot be opened or read (permissions, I/O error)
+    "SOURCE_CORRUPT",  # opens, but is not what its format says (a damaged database)
+    "NOT_A_FILE",  # a FIFO, socket or device where a transcript was expected
 ]
+
+
+RESTART_REMEDY: Final = (
+    "run 'agentlake import --restart-drifted' to re-read it from byte 0 as a new "
+    "generation (its imported data is kept until then)"
+)
+# What to do about each refusal, the same words wherever it is reported (import, its
+# receipt, doctor).
+REMEDIES: Final[Mapping[str, str]] = {
+    "SOURCE_TRUNCATED": RESTART_REMEDY,
+    "SOURCE_REPLACED": RESTART_REMEDY,
+    "SOURCE_REWRITTEN": RESTART_REMEDY,
+    "SCHEMA_DRIFT": "run 'agentlake import --restart-drifted' to re-read it with this "
+    "adapter and redaction policy",
+    "SOURCE_OUTSIDE_ROOT": "symlinks out of a provider root are not followed: move the "
+    "file into the root, or point the provider's root (its environment override) at the "
+    "real location",
+    "SOURCE_UNREADABLE": "make it readable by this user (agentlake only ever reads it), or "
+    "wait until its agent no longer holds it locked; every import tries it again",
+    "SOURCE_CORRUPT": "if its agent is still writing it, let the agent finish; otherwise "
+    "restore the file from a backup or move it out of the provider root; every import "
+    "tries it again",
+    "NOT_A_FILE": "only regular files are read: remove it or move it out of the provider "
+    "root; every import checks it again",
+}
 
 
 class AgentlakeError(Exception):
@@ -69,10 +97,11 @@ class CatalogUnusable(AgentlakeError):
 class SourceError(AgentlakeError):
     """One source cannot be imported; the run continues with the others."""
 
-    def __init__(self, code: SourceErrorCode, path: str, message: str) -> None:
-        super().__init__(f"{code}: {path}: {message}")
+    def __init__(self, code: SourceErrorCode, path: str, detail: str) -> None:
+        super().__init__(f"{code}: {path}: {detail}")
         self.code: SourceErrorCode = code
         self.path = path
+        self.detail = detail  # what is wrong and the remedy, without the code and path
 
 
 class FatalError(AgentlakeError):

@@ -83,7 +83,7 @@ def _worker(
                 if records >= SEND_RECORDS:
                     flush()
         except SourceError as exc:
-            pending.append(("refused", index, (exc.code, exc.path, exc.message)))
+            pending.append(("refused", index, (exc.code, exc.path, exc.detail)))
             continue
         except Exception as exc:  # noqa: BLE001 - reported to the importer as fatal
             pending.append(("fatal", index, f"{type(exc).__name__}: {exc}"))
@@ -127,10 +127,8 @@ class ParallelExtractor:
             elif kind == "end":
                 return
             elif kind == "refused":
-                code, path, message = payload
-                error = SourceError(code, path, "")
-                error.message = message
-                raise error
+                code, path, detail = payload
+                raise SourceError(code, path, detail)
             else:
                 raise FatalError(f"extraction failed: {payload}")
 

@@ -3,17 +3,18 @@ calls and checkpoint windows before any new transcript byte is read (DESIGN §5)
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final, Literal
 
 from agentlake.extract.providers import REGISTRY, ProviderSpec, resolve
-from agentlake.extract.sources import RefusedPath, Root, SourceFile, walk_root
+from agentlake.extract.sources import RefusedPath, Root, SourceFile, open_regular, walk_root
 from agentlake.load.checkpoint import Checkpoint, document_digest, window_digest
 from agentlake.transform.redact import POLICY_VERSION
 
-from .errors import ConfigurationError
+from .names import provider_ids
 
 Continuity = Literal[
     "new",
@@ -24,13 +25,20 @@ Continuity = Literal[
     "rewritten",
     "drift",
     "updated",  # a document or database whose content changed: re-read whole
+    "retry",  # refused last time for a cause that may have passed (unreadable, corrupt)
     "superseded",  # another copy of the same transcript is preferred (left out)
     "outside-root",
     "unreadable",
+    "corrupt",  # opens, but is not a valid file of its format (a damaged database)
+    "not-a-file",  # a FIFO, socket or device: never opened
 ]
 Action = Literal["read", "skip", "refuse"]
 
+# Refusals that repeat from the checkpoint until --restart-drifted re-reads the source.
 REFUSED: Final = frozenset({"truncated", "replaced", "rewritten", "drift"})
+# Refusals whose cause may pass by itself (permissions fixed, an agent done writing its
+# database): such a source is read again on every run.
+RETRIED: Final = frozenset({"unreadable", "corrupt", "not-a-file"})
 _CODES: Final = {
     "truncated": "SOURCE_TRUNCATED",
     "replaced": "SOURCE_REPLACED",
@@ -38,7 +46,16 @@ _CODES: Final = {
     "drift": "SCHEMA_DRIFT",
     "outside-root": "SOURCE_OUTSIDE_ROOT",
     "unreadable": "SOURCE_UNREADABLE",
+    "corrupt": "SOURCE_CORRUPT",
+    "not-a-file": "NOT_A_FILE",
 }
+_CONTINUITY: Final = {code: continuity for continuity, code in _CODES.items()}
+
+
+def continuity_of(code: str) -> Continuity:
+    """The continuity outcome a refusal code stands for (``SOURCE_CORRUPT`` →
+    ``corrupt``…); the inverse of :func:`refusal_code`."""
+    return _CONTINUITY[code]  # type: ignore[return-value]
 
 
 def refusal_code(continuity: str | None) -> str | None:
@@ -71,6 +88,17 @@ class PlannedSource:
         return refusal_code(self.continuity) if self.action == "refuse" else None
 
     @property
+    def resumes(self) -> bool:
+        """Whether the read continues an append-only file from its checkpoint (with the
+        adapter state saved there)."""
+        return (
+            self.checkpoint is not None
+            and self.continuity in ("validated-append", "retry")
+            and self.source is not None
+            and self.source.position_kind == "byte-offset"
+        )
+
+    @property
     def pending_bytes(self) -> int:
         """Bytes this plan will read."""
         return self.stop - self.start if self.action == "read" else 0
@@ -98,22 +126,13 @@ def select_providers(names: Sequence[str]) -> tuple[ProviderSpec, ...]:
     """The registry rows named by ids or aliases (all when ``names`` is empty)."""
     if not names:
         return REGISTRY
-    chosen: list[ProviderSpec] = []
-    for name in names:
-        try:
-            spec = resolve(name)
-        except KeyError:
-            known = ", ".join(s.id for s in REGISTRY)
-            raise ConfigurationError(f"unknown provider {name!r}; known: {known}") from None
-        if spec not in chosen:
-            chosen.append(spec)
-    return tuple(chosen)
+    return tuple(resolve(name) for name in provider_ids(names))
 
 
 def _newline_after(path: Path, start: int, stop: int, chunk: int = 64 * 1024) -> bool:
     """Whether ``path`` holds a newline in ``[start, stop)`` (a complete line to read)."""
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             handle.seek(start)
             while start < stop:
                 data = handle.read(min(chunk, stop - start))
@@ -163,22 +182,34 @@ def classify(
     elif cp.status == "refused" and cp.continuity in REFUSED:
         outcome, message = cp.continuity, cp.refusal  # type: ignore[assignment]
     if outcome is None:
+        retry = cp.status == "refused" and cp.continuity in RETRIED
         # Complete lines past the committed offset that a per-run ceiling or a stopped run
         # left unread must be read even when the file itself did not change.
         pending = cp.committed_offset < source.size and _newline_after(
             source.path, cp.committed_offset, source.size
         )
-        if source.size == cp.size_bytes and source.mtime_ns == cp.mtime_ns and not pending:
+        if (
+            source.size == cp.size_bytes
+            and source.mtime_ns == cp.mtime_ns
+            and not (pending or retry)
+        ):
             # The common case of a nightly run, built directly (no copy of ``base``).
             return PlannedSource(
                 source.provider, source.path, source.source_id, "unchanged", "skip",
                 start=cp.committed_offset, stop=cp.committed_offset, generation=cp.generation,
                 source=source, checkpoint=cp,
             )  # fmt: skip
-        if (
-            cp.committed_offset
-            and window_digest(source.path, cp.committed_offset) != cp.prefix_digest
-        ):
+        try:
+            rewritten = bool(cp.committed_offset) and (
+                window_digest(source.path, cp.committed_offset) != cp.prefix_digest
+            )
+        except OSError:
+            retry, rewritten = True, False  # the read says why it cannot read it
+        if retry:
+            return replace(
+                base, continuity="retry", start=cp.committed_offset, generation=cp.generation
+            )
+        if rewritten:
             outcome = "rewritten"
             message = (
                 f"the bytes before the committed offset {cp.committed_offset} changed; "
@@ -257,14 +288,33 @@ def _classify_whole(
         return replace(
             base, continuity="drift", action="refuse", message=drift, generation=cp.generation
         )
+    if cp.status == "refused" and cp.continuity in RETRIED:
+        return replace(base, continuity="retry", generation=cp.generation,
+                       restart=source.position_kind == "document")  # fmt: skip
     if source.size == cp.size_bytes and source.mtime_ns == cp.mtime_ns:
         return replace(base, continuity="unchanged", action="skip", start=cp.committed_offset,
                        stop=cp.committed_offset, generation=cp.generation)  # fmt: skip
-    if source.position_kind == "document" and document_digest(source.path) == cp.prefix_digest:
+    if source.position_kind == "document" and _digest_of(source.path) == cp.prefix_digest:
         return replace(base, continuity="unchanged", action="skip", touched=True,
                        start=cp.committed_offset, stop=cp.committed_offset, generation=cp.generation)  # fmt: skip
     return replace(base, continuity="updated", generation=cp.generation,
                    restart=source.position_kind == "document")  # fmt: skip
+
+
+def canonical_root(root: Root) -> Root:
+    """``root`` at its absolute, canonical path (symlinks and ``..`` resolved): a source's
+    identity is computed from its path, so ``--home home``, ``--home ./x/../home`` and the
+    absolute spelling of one directory must name the same sources."""
+    real = Path(os.path.realpath(root.path))
+    return root if real == root.path else replace(root, path=real)
+
+
+def _digest_of(path: Path) -> str | None:
+    """The document's digest, or ``None`` when it cannot be read (the read says why)."""
+    try:
+        return document_digest(path)
+    except OSError:
+        return None
 
 
 def make_plan(
@@ -282,22 +332,19 @@ def make_plan(
     seen: set[str] = set()
     for spec in providers:
         found: list[SourceFile] = []
-        for root in spec.roots(home, env):
+        for root in map(canonical_root, spec.roots(home, env)):
             roots.append(root)
             for item in walk_root(root, spec.formats):
                 if item.source_id in seen:
                     continue
                 seen.add(item.source_id)
                 if isinstance(item, RefusedPath):
-                    continuity: Continuity = (
-                        "outside-root" if item.code == "SOURCE_OUTSIDE_ROOT" else "unreadable"
-                    )
                     planned.append(
                         PlannedSource(
                             spec.id,
                             item.path,
                             item.source_id,
-                            continuity,
+                            continuity_of(item.code),
                             "refuse",
                             message=item.message,
                         )

@@ -40,12 +40,13 @@ from agentlake.load.load import (
     SourceState,
     batch_events,
 )
+from agentlake.load.refusals import Refusal, record_refusals
 from agentlake.transform.redact import POLICY_VERSION
 
 from .config import parse_size
-from .errors import ImportStopped, SourceError
+from .errors import ConfigurationError, ImportStopped, SourceError
 from .parallel import ExtractJob, ParallelExtractor, extract_job
-from .plan import Plan, PlannedSource, make_plan, select_providers
+from .plan import Plan, PlannedSource, continuity_of, make_plan, select_providers
 from .progress import NullReporter, Reporter
 
 if TYPE_CHECKING:
@@ -108,6 +109,10 @@ class SourceOutcome:
     committed_bytes: int = 0  # of ``bytes``, those whose transaction committed
     pending_bytes: int = 0
     message: str | None = None
+    code: str | None = None  # the refusal code when refused (SOURCE_TRUNCATED…)
+    # Refused for the first time, or for another reason than last reported (a refusal
+    # that stays as it was is "still refused" and does not fail the run again).
+    new_refusal: bool = False
     reject_samples: list[Reject] = field(default_factory=list)
 
     def reject_lines(self) -> list[str]:
@@ -134,6 +139,7 @@ class ImportResult:
     peak_rss_bytes: int = 0
 
     budget_spent: bool = False  # the run stopped early at its --max-duration
+    warnings: list[str] = field(default_factory=list)  # about the options, for the user
 
     @property
     def status(self) -> str:
@@ -149,9 +155,20 @@ class ImportResult:
         return [s for s in self.sources if s.status == "refused"]
 
     @property
+    def newly_refused(self) -> list[SourceOutcome]:
+        """Sources this run is the first to refuse (or refuses for another reason)."""
+        return [s for s in self.refused if s.new_refusal]
+
+    @property
+    def still_refused(self) -> list[SourceOutcome]:
+        """Sources refused as an earlier run reported them, unchanged since."""
+        return [s for s in self.refused if not s.new_refusal]
+
+    @property
     def exit_code(self) -> int:
-        """0 when every source was fine, 1 when some were refused."""
-        return 1 if self.refused else 0
+        """1 when the run met a new refusal, else 0 (sources still refused as already
+        reported do not fail every nightly run again)."""
+        return 1 if self.newly_refused else 0
 
     def totals(self) -> dict[str, int]:
         """Receipt counters (the columns of ``imports``)."""
@@ -222,6 +239,32 @@ _SOURCE_COPIES: Final = 40  # the rest divided by this = source bytes per commit
 _MIN_BATCH: Final = 1_000
 
 
+# The least ceiling an import can honour: the process with its libraries loaded holds
+# about 175 MiB before reading a byte, and DuckDB needs its floor on top.
+MIN_MEMORY_LIMIT: Final = 384 << 20
+
+
+def check_memory_limit(limit: str | None) -> str | None:
+    """Refuse a whole-run ceiling the import cannot honour (:class:`ConfigurationError`);
+    return a warning when DuckDB's share of it has to be raised to its floor."""
+    if limit is None:
+        return None
+    total = parse_size(limit)
+    if total < MIN_MEMORY_LIMIT:
+        raise ConfigurationError(
+            f"--memory-limit {limit} is below the {MIN_MEMORY_LIMIT >> 20}MiB an import needs "
+            f"(the process itself, and {_DUCKDB_FLOOR >> 20} MiB for DuckDB); give at least "
+            f"{MIN_MEMORY_LIMIT >> 20}MiB"
+        )
+    if total * _DUCKDB_SHARE < _DUCKDB_FLOOR:
+        return (
+            f"--memory-limit {limit}: DuckDB gets its floor of {_DUCKDB_FLOOR >> 20} MiB, more "
+            "than the usual fifth, so commits are smaller and the import slower; transcripts "
+            f"with lines of several MiB may not fit under {_DUCKDB_FLOOR * 5 >> 20}MiB"
+        )
+    return None
+
+
 def memory_budget(limit: str | None, limits: ExtractLimits) -> tuple[str | None, ExtractLimits]:
     """Split a whole-run memory ceiling into DuckDB's ``memory_limit`` (a fifth, at
     least 128 MiB) and the records and source bytes per commit, so that the Python side
@@ -260,6 +303,7 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
     reporter = reporter or NullReporter()
     started = time.perf_counter()
     specs = select_providers(options.providers)
+    memory_warning = check_memory_limit(options.memory_limit)
     duckdb_limit, limits = memory_budget(options.memory_limit, options.limits)
     with open_for_write(options.catalog, wait=options.wait, memory_limit=duckdb_limit) as con:
         writer = CatalogWriter(con, options.workspace, faults=options.faults)
@@ -282,7 +326,7 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
             con.execute("SET threads = 1")
         if plan.bytes_to_read >= BULK_MIN_BYTES:
             writer.drop_bulk_indexes()
-        result = ImportResult(import_id, plan)
+        result = ImportResult(import_id, plan, warnings=[memory_warning] if memory_warning else [])
         deadline = None if options.max_duration is None else started + options.max_duration
         committer = _Committer(
             writer, import_id, reporter, limits.batch_lines, options.stop, deadline,
@@ -330,6 +374,10 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
             if isinstance(exc, ImportStopped) and exc.outcome is not None:
                 result.sources.append(exc.outcome)
             stopped = isinstance(exc, (KeyboardInterrupt, ImportStopped))
+            if stopped:
+                # A stopped run ends within seconds of the request (agentlake.signals):
+                # the next open replays the write-ahead log instead of this close.
+                con.execute("PRAGMA disable_checkpoint_on_shutdown")
             if isinstance(exc, ImportStopped):
                 writer.ensure_bulk_indexes()
             failure = {
@@ -348,6 +396,12 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
             committer.close()
             if extractor is not None:
                 extractor.close()
+        fresh = record_refusals(
+            con, options.workspace, import_id, [_refusal(s) for s in result.refused],
+            providers=[spec.id for spec in specs], complete=not result.budget_spent,
+        )  # fmt: skip
+        for s in result.refused:
+            s.new_refusal = s.planned.source_id in fresh
         result.seconds = time.perf_counter() - started
         result.load_wait_seconds = committer.waited
         result.peak_rss_bytes = peak_rss_bytes()
@@ -356,8 +410,9 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
             "refused": [
                 {
                     "path": str(s.planned.path),
-                    "code": s.planned.code or "SCHEMA_DRIFT",
+                    "code": s.code,
                     "message": s.message,
+                    "new": s.new_refusal,
                 }
                 for s in result.refused
             ],
@@ -371,6 +426,14 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
             detail,
         )
     return result
+
+
+def _refusal(outcome: SourceOutcome) -> Refusal:
+    planned = outcome.planned
+    assert outcome.code is not None, "every refusal has its code"
+    return Refusal(
+        planned.source_id, planned.provider, str(planned.path), outcome.code, outcome.message
+    )
 
 
 def _state(
@@ -615,7 +678,7 @@ def _left_pending(sources: Sequence[PlannedSource]) -> list[SourceOutcome]:
 def _job(planned: PlannedSource) -> ExtractJob:
     """What a worker needs to extract ``planned`` (with the adapter state to resume from)."""
     assert planned.source is not None
-    resumed = planned.checkpoint is not None and planned.continuity == "validated-append"
+    resumed = planned.resumes
     state = planned.checkpoint.adapter_state if resumed and planned.checkpoint else None
     return ExtractJob(planned.provider, planned.source, planned.start, planned.stop, state)
 
@@ -637,7 +700,7 @@ def _run_source(
             committer.add(Piece(state, [], 0), None, outcome, 0)
         return outcome
     if planned.action == "refuse":
-        outcome = SourceOutcome(planned, "refused", message=planned.message)
+        outcome = SourceOutcome(planned, "refused", message=planned.message, code=planned.code)
         if planned.source is not None and planned.checkpoint is not None:
             cp = planned.checkpoint
             # Keep the committed data and offset; remember why it is refused.
@@ -655,7 +718,7 @@ def _run_source(
     assert source is not None
     outcome = SourceOutcome(planned, "imported")
     offset = planned.start
-    resumed = planned.checkpoint is not None and planned.continuity == "validated-append"
+    resumed = planned.resumes
     digest = planned.checkpoint.prefix_digest if resumed and planned.checkpoint else None
     adapter_state = planned.checkpoint.adapter_state if resumed and planned.checkpoint else None
     restart = planned.restart
@@ -681,12 +744,11 @@ def _run_source(
                 outcome.pending_bytes = planned.stop - offset
                 committer.check_stop(outcome)
     except SourceError as exc:
-        continuity = "drift" if exc.code == "SCHEMA_DRIFT" else "unreadable"
         state = _refused_state(
-            planned, spec, offset, digest, exc.message, continuity, adapter_state
+            planned, spec, offset, digest, exc.detail, continuity_of(exc.code), adapter_state
         )
         committer.add(Piece(state, [], 0, restart), None, outcome, 0)
-        outcome.status, outcome.message = "refused", exc.message
+        outcome.status, outcome.message, outcome.code = "refused", exc.detail, exc.code
         return outcome
     if outcome.bytes == 0 and planned.start == offset:
         outcome.status = "empty" if planned.continuity == "new" else "unchanged"

@@ -51,7 +51,7 @@ import orjson
 
 from ..adapter import FormatDrift, InvalidRecord, RecordOutcome, SourceContext
 from ..rows import RowSink
-from ..sources import RelParts, Root, SourceFile
+from ..sources import RelParts, Root, SourceFile, open_regular
 from ..values import json_text, token_count
 
 ADAPTER_VERSION: Final = "1.0"
@@ -343,7 +343,7 @@ def _session_id_from_header(path: Path) -> str | None:
     :data:`HEADER_BYTES` of a rollout; a header line longer than that is searched for
     its leading id (Codex writes ``id`` first)."""
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(HEADER_BYTES)
     except OSError:
         return None

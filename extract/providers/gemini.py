@@ -44,7 +44,7 @@ import orjson
 from ..adapter import FormatDrift, InvalidRecord, RecordOutcome, SourceContext
 from ..rows import RowSink
 from ..schema import BlockType
-from ..sources import RelParts, Root, SourceFile
+from ..sources import RelParts, Root, SourceFile, open_regular
 from ..values import json_text, token_count
 
 PROVIDER_ID: Final = "gemini-cli"
@@ -182,7 +182,7 @@ def _read_small(path: Path, limit: int) -> bytes | None:
     try:
         if path.is_symlink() or not path.is_file():
             return None
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:
             data = fh.read(limit + 1)
     except OSError:
         return None

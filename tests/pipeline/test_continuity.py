@@ -91,8 +91,12 @@ def test_truncated_source_is_refused_and_keeps_its_data(
     assert (
         scalar(catalog, "SELECT count(*) FROM events") == events + 1
     )  # the other source still imported
-    # the refusal repeats until resolved, then --restart-drifted re-reads it as a new generation
-    assert _import(run_cli, home, catalog)[0] == 1
+    # the refusal repeats until resolved (reported once, then counted: exit 0), then
+    # --restart-drifted re-reads it as a new generation
+    code, doc, stderr = _import(run_cli, home, catalog)
+    assert code == 0 and "1 source still refused as reported before" in stderr
+    assert "SOURCE_TRUNCATED" not in stderr
+    assert _outcome(doc, f"{SID}.jsonl")["status"] == "refused"
     code, doc, _ = _import(run_cli, home, catalog, "--restart-drifted")
     assert code == 0
     assert scalar(catalog, "SELECT generation FROM sources WHERE path = ?", [str(path)]) == 2
@@ -152,7 +156,8 @@ def test_unknown_major_format_version_refuses_the_rest(
     # the clean prefix is imported, nothing of or after the drifting line
     assert scalar(catalog, "SELECT count(*) FROM events WHERE session_id = ?", [SID]) == 10
     assert scalar(catalog, "SELECT status FROM sources WHERE path = ?", [str(path)]) == "refused"
-    assert _import(run_cli, home, catalog)[0] == 1
+    code, _, stderr = _import(run_cli, home, catalog)  # still refused, as reported: exit 0
+    assert code == 0 and "1 source still refused" in stderr and "SCHEMA_DRIFT" not in stderr
 
 
 def test_torn_tail_is_pending_until_completed(

@@ -1,0 +1,60 @@
+"""Which refusals a run is the first to meet (``refusals`` table, sql/013_refusals.sql).
+
+A nightly job should hear of a lasting problem once: a source refused again for the same
+reason (code and message) as its last report is *still refused*, not new, and only new
+refusals make an import exit 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import duckdb
+import pyarrow as pa
+
+from agentlake import sql
+
+from .catalog import statements
+from .transaction import transaction
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """One source a run refused, and why."""
+
+    source_id: str
+    provider: str
+    path: str
+    code: str
+    message: str | None
+
+
+def record_refusals(
+    con: duckdb.DuckDBPyConnection,
+    workspace: str,
+    import_id: int,
+    refusals: Sequence[Refusal],
+    *,
+    providers: Sequence[str],
+    complete: bool,
+) -> frozenset[str]:
+    """Store this run's ``refusals`` and return the source ids refused anew. A
+    ``complete`` run (it planned every source of ``providers``) also forgets the earlier
+    refusals of those providers' sources it found fine."""
+    table = pa.table(
+        {
+            "source_id": pa.array([r.source_id for r in refusals], pa.string()),
+            "provider": pa.array([r.provider for r in refusals], pa.string()),
+            "path": pa.array([r.path for r in refusals], pa.string()),
+            "code": pa.array([r.code for r in refusals], pa.string()),
+            "message": pa.array([r.message for r in refusals], pa.string()),
+        }
+    )
+    find, forget, upsert = statements(sql.query("record_refusals"))
+    with transaction(con, run_refusals=table):
+        fresh = frozenset(str(r[0]) for r in con.execute(find, {"workspace": workspace}).fetchall())
+        if complete:
+            con.execute(forget, {"workspace": workspace, "providers": list(providers)})
+        con.execute(upsert, {"workspace": workspace, "import_id": import_id})
+    return fresh

@@ -1,0 +1,84 @@
+"""What users name on the command line, checked the same way by every command: providers
+(canonical ids and their aliases), event kinds, and sessions (an id or a unique prefix).
+An unknown provider or kind is a usage error (exit 2) that lists the valid values, never
+an empty result."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final
+
+from .errors import ConfigurationError, NotFoundError
+
+if TYPE_CHECKING:
+    import duckdb
+
+MIN_PREFIX: Final = 4  # shorter prefixes of a session id match too much to be useful
+_CANDIDATES: Final = 5  # an ambiguous prefix lists at most this many sessions
+
+
+def provider_id(name: str) -> str:
+    """The canonical id of the provider called ``name`` (an id or an alias)."""
+    from agentlake.extract.providers import REGISTRY, resolve
+
+    try:
+        return resolve(name).id
+    except KeyError:
+        valid = "; ".join(
+            f"{spec.id} ({', '.join(spec.aliases)})" if spec.aliases else spec.id
+            for spec in REGISTRY
+        )
+        raise ConfigurationError(
+            f"unknown provider {name!r}; use an id or alias (in parentheses): {valid}"
+        ) from None
+
+
+def provider_ids(names: Sequence[str]) -> tuple[str, ...]:
+    """The canonical ids of ``names``, each once, in the order first named."""
+    return tuple(dict.fromkeys(provider_id(name) for name in names))
+
+
+def event_kind(name: str) -> str:
+    """``name`` if it is an event kind (``prompt``, ``response``…)."""
+    from agentlake.extract.schema import EVENT_KINDS
+
+    if name not in EVENT_KINDS:
+        raise ConfigurationError(
+            f"unknown event kind {name!r}; use one of: {', '.join(EVENT_KINDS)}"
+        )
+    return name
+
+
+def session_named(con: duckdb.DuckDBPyConnection, workspace: str, ident: str) -> tuple[str, str]:
+    """(provider, session_id) of the one session of ``workspace`` whose id is ``ident``
+    or starts with it. A prefix of fewer than :data:`MIN_PREFIX` characters is refused
+    whether or not it matches (exit 2), as is one matching several sessions; one that
+    matches none is :class:`NotFoundError` (exit 4)."""
+    from agentlake import sql
+
+    ident = ident.strip()
+    if not ident:
+        raise ConfigurationError(f"give a session id, or at least {MIN_PREFIX} characters of one")
+    rows = con.execute(
+        sql.query("sessions_resolve"),
+        {"workspace": workspace, "id": ident, "limit": _CANDIDATES + 1},
+    ).fetchall()
+    exact = [(str(r[0]), str(r[1])) for r in rows if r[2]]
+    if len(exact) == 1:
+        return exact[0]
+    if not exact and len(ident) < MIN_PREFIX:
+        raise ConfigurationError(
+            f"session id prefix {ident!r} is too short; give at least {MIN_PREFIX} characters"
+        )
+    if not rows:
+        raise NotFoundError(
+            f"no session {ident!r} in workspace {workspace!r}; 'agentlake sessions list' shows the ids"
+        )
+    if len(rows) == 1:
+        return str(rows[0][0]), str(rows[0][1])
+    matches = [f"{r[1]} ({r[0]})" for r in (exact or rows)[:_CANDIDATES]]
+    more = " and more" if len(exact or rows) > _CANDIDATES else ""
+    raise ConfigurationError(
+        f"session id {ident!r} is ambiguous: it matches {', '.join(matches)}{more}; "
+        "give more characters"
+    )
