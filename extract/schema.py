@@ -31,6 +31,12 @@ BlockType = Literal[
     "system",  # provider/system lines: boundaries, hooks, reminders, meta prompts
 ]
 
+# The kinds of the catalog's events (DESIGN §3), as the transform stage classifies them.
+EventKind = Literal[
+    "prompt", "response", "reasoning", "tool_call", "tool_result", "summary", "system"
+]
+EVENT_KINDS: Final[tuple[str, ...]] = get_args(EventKind)
+
 RAW_EVENT_SCHEMA: Final = pa.schema(
     [
         ("session_id", pa.string()),

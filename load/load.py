@@ -23,7 +23,7 @@ from agentlake import sql
 from agentlake.extract.jsonl import Reject
 from agentlake.extract.sources import SourceFile
 
-from .catalog import load_fts, run_script, split_script, statement_body
+from .catalog import load_fts, run_script, split_script, statement_body, statements
 from .transaction import transaction
 
 if TYPE_CHECKING:
@@ -106,6 +106,10 @@ class CatalogWriter:
         # Whether the workspace held sessions when this import began: only those can
         # have values of an earlier import to keep in `session_versions`.
         self._earlier_sessions = True
+        con.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS forgotten_events (event_id VARCHAR);"
+            "CREATE TEMP TABLE IF NOT EXISTS forgotten_calls (provider VARCHAR, call_key VARCHAR)"
+        )
 
     @property
     def stemming(self) -> bool:
@@ -209,6 +213,10 @@ class CatalogWriter:
                 tables["batch_amended"] = amended
         new_events: dict[str, int] = {}
         new_usage: dict[str, int] = {}
+        forgot = any(piece.restart for piece in pieces)
+        count_events, count_calls, *let_go = statements(
+            sql.inline(sql.query("count_new_rows"), {"forgot": forgot})
+        )
         with transaction(con, **tables):
             for piece in pieces:
                 if piece.restart:
@@ -227,15 +235,14 @@ class CatalogWriter:
             if data:
                 known = self._known_sessions(tables["batch_events"], tables["batch_sessions"])
                 run_script(con, insert_new_events_script(known), params)
-                new_events = _counts(con, "SELECT source_id, count(*) FROM new_events GROUP BY ALL")
+                new_events = _counts(con, count_events)
                 upsert = self._session_script("upsert_sessions")
                 run_script(con, upsert if known else without_conflict_clause(upsert), params)
                 if tables["batch_usage"].num_rows:
                     run_script(con, self._session_script("merge_usage"), params)
-                    new_usage = _counts(
-                        con,
-                        "SELECT source_id, count(*) FROM usage_winners WHERE NOT existing GROUP BY ALL",
-                    )
+                    new_usage = _counts(con, count_calls)
+            if forgot:
+                con.execute(";\n".join(let_go))
             if tables["batch_rejects"].num_rows:
                 con.execute(
                     'INSERT INTO rejects SELECT $workspace, source_id, "offset", length, reason, detail, '
@@ -573,13 +580,13 @@ def insert_new_events_script(known: list[str]) -> str:
     script = sql.query("insert_new_events")
     if known:
         return script.replace("/* sessions */", sql.literals(known))
-    statements = split_script(script)
-    assert "CREATE OR REPLACE TEMP TABLE new_events" in statements[0]
+    parts = split_script(script)
+    assert "CREATE OR REPLACE TEMP TABLE new_events" in parts[0]
     return ";\n".join(
         [
             "DROP TABLE IF EXISTS new_events",
             "CREATE TEMP VIEW new_events AS SELECT * FROM batch_events",
-            *statements[1:],
+            *parts[1:],
         ]
     )
 
@@ -590,11 +597,11 @@ def without_conflict_clause(script: str) -> str:
     new, and a plain insert skips the conflict handling that cost 40 % of the upsert
     (8-10 of 19-23 ms a commit on the benchmark catalog). A row that did conflict would
     fail the commit on the primary key, never merge silently."""
-    statements = []
+    cut = []
     for statement in split_script(script):
-        cut = statement.find("\nON CONFLICT")
-        statements.append(statement if cut < 0 else statement[:cut])
-    return ";\n".join(statements)
+        at = statement.find("\nON CONFLICT")
+        cut.append(statement if at < 0 else statement[:at])
+    return ";\n".join(cut)
 
 
 def without_snapshots(script: str) -> str:

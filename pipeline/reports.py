@@ -23,6 +23,7 @@ from agentlake import sql
 from agentlake.load.price_overrides import PriceOverrides, open_priced
 
 from .errors import ConfigurationError
+from .names import provider_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,15 +50,7 @@ class ReportFilter:
         if self.since and self.until and self.since > self.until:
             raise ConfigurationError(f"--since {self.since} is after --until {self.until}")
         if self.provider is not None:
-            from agentlake.extract.providers import resolve
-
-            try:
-                object.__setattr__(self, "provider", resolve(self.provider).id)
-            except KeyError:
-                raise ConfigurationError(
-                    f"unknown provider {self.provider!r}; "
-                    "'agentlake providers' lists the ids and aliases"
-                ) from None
+            object.__setattr__(self, "provider", provider_id(self.provider))
 
     def to_json(self) -> dict[str, Any]:
         """The filter as the ``filters`` member of a report's JSON document."""

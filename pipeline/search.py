@@ -1,7 +1,8 @@
 """Ranked full-text search over the catalog's own inverted index (BM25, in SQL).
 
 Query language: words are ANDed; ``a OR b`` accepts either; ``-word`` or ``NOT word``
-excludes; ``"a phrase"`` must appear verbatim (case-insensitive); ``pref*`` matches
+excludes (a query of exclusions only looks for those words); ``"a phrase"`` must appear
+verbatim (case-insensitive); ``pref*`` matches
 every indexed term with that prefix. Words are lower-cased and Porter-stemmed exactly as
 the index was built. Filters narrow by provider, project, session, kind, model and time.
 """
@@ -12,7 +13,7 @@ import re
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, Final, NamedTuple
 
 import duckdb
@@ -22,6 +23,7 @@ from agentlake.load.catalog import CatalogRef, load_fts, reading
 
 from . import cursors
 from .errors import ConfigurationError
+from .names import event_kind, provider_id, session_named
 
 K1: Final = 1.2
 B: Final = 0.75
@@ -111,6 +113,10 @@ def parse_query(query: str) -> ParsedQuery:
         else:
             clauses.append([atom])
         negate = join_next = False
+    if not clauses and excluded:
+        # Only exclusions ("-foo", "--force") find nothing on their own: the text is what
+        # is looked for, as a command-line flag pasted into a search usually is.
+        return ParsedQuery(tuple((Atom(word, "word"),) for word in excluded))
     if not clauses:
         raise ConfigurationError(f"nothing to search for in {query!r}: give at least one word")
     return ParsedQuery(tuple(tuple(c) for c in clauses), tuple(excluded))
@@ -127,6 +133,14 @@ class SearchFilter:
     model: str | None = None
     since: date | None = None
     until: date | None = None
+
+    def __post_init__(self) -> None:
+        if self.provider is not None:
+            object.__setattr__(self, "provider", provider_id(self.provider))
+        if self.kind is not None:
+            event_kind(self.kind)
+        if self.since and self.until and self.since > self.until:
+            raise ConfigurationError(f"--since {self.since} is after --until {self.until}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,6 +349,8 @@ def search_page(
             {w for c in parsed.clauses for a in c if a.kind != "prefix" for w in a.text.split()}
             | set(parsed.excluded)
         )
+        # A session named as everywhere else: its id, or a unique prefix of 4 or more.
+        session = session_named(con, workspace, flt.session)[1] if flt.session else None
         snap = _collection(con, workspace)
         secret = snap.secret
         stems, known = _terms(con, workspace, words, snap.stemming)
@@ -376,7 +392,7 @@ def search_page(
             "k1": K1, "b": B, "n": n, "avgdl": avgdl, "snapshot": snapshot,
             "after_key": after[0] if after else None, "after_doc": after[1] if after else None,
             "provider": flt.provider, "kind": flt.kind, "model": flt.model,
-            "session": flt.session, "project": flt.project,
+            "session": session, "project": flt.project,
             "since": datetime.combine(flt.since, datetime.min.time()) if flt.since else None,
             "until": datetime.combine(flt.until + timedelta(days=1), datetime.min.time()) if flt.until else None,
         }  # fmt: skip
@@ -397,7 +413,8 @@ def search_page(
         provider, session_id, ts, kind, body = found[r.event_id]
         snip, spans = snippet(body or "", parsed.words)
         score = r.key / SCORE_SCALE
-        hits.append(SearchHit(session_id, provider, kind, ts, score, snip, r.event_id, spans))
+        when = ts.replace(tzinfo=UTC) if ts is not None else None  # read as UTC
+        hits.append(SearchHit(session_id, provider, kind, when, score, snip, r.event_id, spans))
     next_cursor = None
     if len(hits) == limit:
         state = {**bound, "snapshot": snapshot, "n": n, "avgdl": avgdl, "df": frozen_df,

@@ -69,16 +69,15 @@ from agentlake import sql
 from agentlake.load.catalog import CatalogRef, reading
 
 from . import cursors
-from .errors import ConfigurationError, NotFoundError
+from .errors import ConfigurationError
+from .names import provider_ids, session_named
 
 Bucket = Literal["prompts", "responses", "tools"]
 
 DEFAULT_LIMIT: Final = 25
 MAX_LIMIT: Final = 500
-MIN_PREFIX: Final = 4
 ORDER: Final = "updated_at desc, provider, session_id"
 _NULL_KEY: Final = -9223372036854775807  # order key of a session without an update time
-_CANDIDATES: Final = 5
 _TEXT_COLUMNS: Final = ("title", "first_prompt", "preview")
 PIN_LIMIT: Final = 100_000  # sessions a read-only connection keeps in memory per workspace
 _AGE: Final = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
@@ -512,18 +511,8 @@ def _cursor_state(state: dict[str, Any]) -> tuple[int, str | None, tuple[int, st
 
 
 def _providers(provider: str | Sequence[str] | None) -> list[str]:
-    from agentlake.extract.providers import resolve
-
     names = [provider] if isinstance(provider, str) else list(provider or ())
-    out: set[str] = set()
-    for name in names:
-        try:
-            out.add(resolve(name).id)
-        except KeyError:
-            raise ConfigurationError(
-                f"unknown provider {name!r}; 'agentlake providers' lists the ids and aliases"
-            ) from None
-    return sorted(out)
+    return sorted(provider_ids(names))
 
 
 def _utc(moment: date | datetime) -> datetime:
@@ -549,7 +538,7 @@ def show_session(
     ``bounds=None`` it is a :class:`TimelineStream` over every event.
     """
     with reading(catalog) as con:
-        provider, session_id = _resolve(con, workspace, session)
+        provider, session_id = session_named(con, workspace, session)
         key = {"workspace": workspace, "provider": provider, "session_id": session_id}
         meta = con.execute(sql.query("sessions_get"), key).to_arrow_table().to_pylist()[0]
         tokens = con.execute(sql.query("sessions_tokens"), key).to_arrow_table()
@@ -571,36 +560,6 @@ def show_session(
         for c in meta["children"]
     )
     return SessionDetail(info, parent, children, tokens, timeline, bounds, cut)
-
-
-def _resolve(con: duckdb.DuckDBPyConnection, workspace: str, ident: str) -> tuple[str, str]:
-    """(provider, session_id) of the one session ``ident`` names in ``workspace``."""
-    ident = ident.strip()
-    if not ident:
-        raise ConfigurationError("give a session id, or at least 4 characters of one")
-    rows = con.execute(
-        sql.query("sessions_resolve"),
-        {"workspace": workspace, "id": ident, "limit": _CANDIDATES + 1},
-    ).fetchall()
-    exact = [(str(r[0]), str(r[1])) for r in rows if r[2]]
-    if len(exact) == 1:
-        return exact[0]
-    if not rows:
-        raise NotFoundError(
-            f"no session {ident!r} in workspace {workspace!r}; 'agentlake sessions list' shows the ids"
-        )
-    if not exact and len(ident) < MIN_PREFIX:
-        raise ConfigurationError(
-            f"session id prefix {ident!r} is too short; give at least {MIN_PREFIX} characters"
-        )
-    if len(rows) == 1:
-        return str(rows[0][0]), str(rows[0][1])
-    matches = [f"{r[1]} ({r[0]})" for r in (exact or rows)[:_CANDIDATES]]
-    more = " and more" if len(exact or rows) > _CANDIDATES else ""
-    raise ConfigurationError(
-        f"session id {ident!r} is ambiguous: it matches {', '.join(matches)}{more}; "
-        "give more characters"
-    )
 
 
 def _bounded_timeline(

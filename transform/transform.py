@@ -18,16 +18,6 @@ from .identity import with_id
 from .redact import redact
 from .streams import PROSE, redact_across_chunks
 
-EVENT_KINDS: Final = (
-    "prompt",
-    "response",
-    "reasoning",
-    "tool_call",
-    "tool_result",
-    "summary",
-    "system",
-)
-
 AMENDED_SCHEMA: Final = pa.schema([("event_id", pa.string()), ("text", pa.string())])
 
 # An RFC 3339 time: ``Z`` (or ``z``) or a ``±hh:mm`` (also ``±hhmm``) offset, read in one
@@ -55,7 +45,7 @@ def utc_timestamp(column: pl.Expr) -> pl.Expr:
 
 
 def event_kind(block_type: pl.Expr, role: pl.Expr) -> pl.Expr:
-    """Classify a raw block into one of :data:`EVENT_KINDS`."""
+    """Classify a raw block into one of :data:`agentlake.extract.schema.EVENT_KINDS`."""
     prose = (
         pl.when(role == "user")
         .then(pl.lit("prompt"))

@@ -9,6 +9,13 @@ WHERE workspace = $workspace AND source_id = $source_id;
 CREATE OR REPLACE TEMP TABLE gone_events AS
 SELECT event_id FROM events WHERE workspace = $workspace AND source_id = $source_id;
 
+-- What the commit re-reads is not new to it: the receipt counts rows the catalog did not
+-- hold before the commit (`forgotten_*`, emptied after each commit: count_new_rows.sql).
+INSERT INTO forgotten_events SELECT event_id FROM gone_events;
+INSERT INTO forgotten_calls
+SELECT provider, coalesce(message_id, call_id) FROM usage
+WHERE workspace = $workspace AND source_id = $source_id;
+
 DELETE FROM events WHERE workspace = $workspace AND source_id = $source_id;
 DELETE FROM usage WHERE workspace = $workspace AND source_id = $source_id;
 DELETE FROM rejects WHERE workspace = $workspace AND source_id = $source_id;

@@ -56,7 +56,7 @@ QUALIFY row_number() OVER (
 -- The catalog's calls that lost to a candidate of the batch (usually none: the DELETE
 -- then never scans the usage table).
 CREATE OR REPLACE TEMP TABLE usage_losers AS
-SELECT c.provider, c.session_id, c.call_id, c.source_id, c.source_offset, c.total_tokens
+SELECT c.provider, c.session_id, c.call_id, c.message_id, c.source_id, c.source_offset, c.total_tokens
 FROM usage_candidates c
 WHERE c.existing
   AND NOT EXISTS (SELECT 1 FROM usage_winners w

@@ -10,10 +10,9 @@ import pyarrow as pa
 import pytest
 
 from agentlake.extract.rows import RowSink
-from agentlake.extract.schema import RAW_EVENT_SCHEMA, RAW_USAGE_SCHEMA
+from agentlake.extract.schema import EVENT_KINDS, RAW_EVENT_SCHEMA, RAW_USAGE_SCHEMA
 from agentlake.transform.identity import stable_ids, with_id
 from agentlake.transform.transform import (
-    EVENT_KINDS,
     event_kind,
     normalize_events,
     normalize_usage,
