@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Final, Literal, Protocol
 
+from agentlake.errors import REMEDIES
+
 PositionKind = Literal["byte-offset", "document", "sqlite"]
 RelParts = tuple[str, ...]  # the parts of a path relative to its provider root
 
@@ -209,7 +211,7 @@ def _walk_dir(
             # Only regular files are read: opening a FIFO blocks until a writer comes.
             yield RefusedPath(
                 root.provider, path, root.path, "NOT_A_FILE",
-                f"{kind}, not a regular file; it is never opened",
+                f"{kind}, not a regular file, never opened; {REMEDIES['NOT_A_FILE']}",
             )  # fmt: skip
             continue
         yield SourceFile(
@@ -230,7 +232,8 @@ def _escape(root: Root, link: Path, real_root: Path) -> RefusedPath | None:
     what = ("symlinked directory", "not followed") if link.is_dir() else ("symlink", "refused")
     return RefusedPath(
         root.provider, link, root.path, "SOURCE_OUTSIDE_ROOT",
-        f"{what[0]} points outside the provider root; {what[1]}",
+        f"{what[0]} points outside the provider root, {what[1]}; "
+        f"{REMEDIES['SOURCE_OUTSIDE_ROOT']}",
     )  # fmt: skip
 
 
