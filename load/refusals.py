@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import duckdb
-import pyarrow as pa
 
 from agentlake import sql
 
@@ -42,19 +41,20 @@ def record_refusals(
     """Store this run's ``refusals`` and return the source ids refused anew. A
     ``complete`` run (it planned every source of ``providers``) also forgets the earlier
     refusals of those providers' sources it found fine."""
-    table = pa.table(
-        {
-            "source_id": pa.array([r.source_id for r in refusals], pa.string()),
-            "provider": pa.array([r.provider for r in refusals], pa.string()),
-            "path": pa.array([r.path for r in refusals], pa.string()),
-            "code": pa.array([r.code for r in refusals], pa.string()),
-            "message": pa.array([r.message for r in refusals], pa.string()),
-        }
-    )
     find, forget, upsert = statements(sql.query("record_refusals"))
-    with transaction(con, run_refusals=table):
+    rows = [(r.source_id, r.provider, r.path, r.code, r.message) for r in refusals]
+    with transaction(con):
+        # A handful of rows, bound as values: registering an Arrow table would load
+        # pyarrow.dataset, which a nightly run with nothing new never needs.
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE run_refusals (source_id VARCHAR, provider VARCHAR, "
+            "path VARCHAR, code VARCHAR, message VARCHAR)"
+        )
+        if rows:
+            con.executemany("INSERT INTO run_refusals VALUES (?, ?, ?, ?, ?)", rows)
         fresh = frozenset(str(r[0]) for r in con.execute(find, {"workspace": workspace}).fetchall())
         if complete:
             con.execute(forget, {"workspace": workspace, "providers": list(providers)})
         con.execute(upsert, {"workspace": workspace, "import_id": import_id})
+        con.execute("DROP TABLE run_refusals")
     return fresh
