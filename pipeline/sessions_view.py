@@ -145,8 +145,9 @@ def render_detail(console: Console, detail: SessionDetail) -> None:
 
 
 def _tokens(console: Console, detail: SessionDetail) -> None:
-    """Tokens by model and provider: every measure at full width; below it, cache
-    writes and reads in one column and the call count only if it fits."""
+    """Tokens by model and provider: every measure at full width, below it cache writes
+    and reads in one column; the reasoning and call counts go first when a long model
+    name needs their room."""
     wide = is_wide(console)
     measures = (
         ("calls", "input", "output", "cache write", "cache read", "reasoning", "total")
@@ -156,7 +157,7 @@ def _tokens(console: Console, detail: SessionDetail) -> None:
     grid = Grid(
         Column("model", "name"),
         Column("provider", "label"),
-        *(Column(m, "number", drop=1 if m == "calls" and not wide else 0) for m in measures),
+        *(Column(m, "number", drop={"calls": 1, "reasoning": 2}.get(m, 0)) for m in measures),
         title="tokens by model",
     )
     for row in detail.tokens.to_pylist():
