@@ -92,7 +92,7 @@ def _providers(console: Console, report: DoctorReport) -> None:
         Column("environment", "name", wrap=True),
         Column("sources", "number"),
         Column("outcomes", "label"),
-        Column("refused", "number"),
+        Column("refused", "number", drop=1),  # the outcomes list the refusals too
         Column("rejects", "label"),
         Column("notes", "text", wrap=True),
         title=f"sources the planner sees now (workspace {report.workspace!r})",

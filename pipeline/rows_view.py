@@ -79,6 +79,8 @@ def render_rows(
     for row in table.to_pylist():
         grid.add_row(*(f(v) for f, v in zip(formats, row.values(), strict=True)))
     dropped = grid.show(console)
+    if table.num_rows == 0:
+        console.print("0 rows", highlight=False)
     if dropped:
         names = ", ".join(c.header for c in dropped)
         console.print(

@@ -68,6 +68,7 @@ TEXT_WORD: Final = 20  # free text is not narrowed below its longest word up to 
 TEXT_READABLE: Final = 30  # free text gets this much before ids grow past MIN_ID
 DOCTOR_HINT: Final = "`agentlake doctor` shows what was imported and why something is missing"
 _FIXED: Final = ("number", "label", "when")
+_ALL: Final = ("number", "label", "when", "id", "name", "text")
 # A segment is a word and the separators after it (a dot opening a word, as in
 # `/.claude`, stays with the word); names break between segments.
 _AFTER: Final = re.compile(r"\.*[^-/. ]+[-. ]*/?|[-/. ]+")
@@ -221,8 +222,11 @@ def plan_widths(cols: Sequence[Column], sizes: Sequence[Bounds], width: int) -> 
             shown = sorted([*shown, i])
     got = {i: sizes[i].soft for i in shown}
     spare = width - need(shown)
-    for floor in ("hard", "least"):  # nothing left to drop: squeeze, widest first
-        spare = _squeeze(got, {i: getattr(sizes[i], floor) for i in shown}, spare)
+    # Nothing left to drop: squeeze names to their hard minimums, then free text, then
+    # (the last resort, splitting words) everything to its headers.
+    for floor, kinds in (("hard", _ALL), ("least", ("text",)), ("least", _ALL)):
+        among = [i for i in shown if cols[i].kind in kinds]
+        spare = _squeeze(got, {i: getattr(sizes[i], floor) for i in among}, spare)
     natural = [b.natural for b in sizes]
     readable = [min(b.natural, max(b.soft, TEXT_READABLE)) for b in sizes]
     spare = _grow([i for i in shown if cols[i].kind == "name"], got, natural, spare)
@@ -251,7 +255,7 @@ def _squeeze(got: dict[int, int], floor: dict[int, int], spare: int) -> int:
     """Take characters from the columns furthest above ``floor`` until ``spare`` is no
     longer negative (or every column is at its floor)."""
     while spare < 0:
-        room = [i for i in got if got[i] > floor[i]]
+        room = [i for i in floor if got[i] > floor[i]]
         if not room:
             break
         got[max(room, key=lambda i: (got[i] - floor[i], i))] -= 1

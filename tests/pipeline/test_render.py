@@ -119,10 +119,19 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Demo:
     options = ImportOptions(catalog=catalog, workspace="default", home=home, env={})
     result = run_import(options)
     assert result.exit_code == 0
+    # A second import rejects a malformed line appended to a transcript; then a new
+    # transcript appears and a codex rollout shrinks (the planner refuses it): doctor
+    # and the plan have every section to show.
+    notes = sorted((home / ".claude" / "projects" / "-home-dev-notes-cli").glob("*.jsonl"))[0]
+    with notes.open("a") as f:
+        f.write('{"type": "user", "message": {broken\n')
+    assert run_import(options).exit_code == 0
     _add_calls(catalog)
     projects = home / ".claude" / "projects" / "-home-dev-api-gateway"
     first = sorted(projects.glob("*.jsonl"))[0]
     shutil.copyfile(first, projects / f"{LATE_SESSION}.jsonl")
+    rollout = sorted((home / ".codex" / "sessions").rglob("*.jsonl"))[0]
+    rollout.write_bytes(rollout.read_bytes()[: rollout.stat().st_size // 2])
     con = duckdb.connect(str(catalog), read_only=True)
     try:
         models = frozenset(
@@ -262,6 +271,7 @@ RENDERS: dict[str, Render] = {
         "FROM usage GROUP BY ALL ORDER BY tokens DESC, session_id, model LIMIT 8"
     ),
     "sql_wide_rows": _sql("SELECT * FROM sessions ORDER BY session_id, provider LIMIT 3"),
+    "sql_no_rows": _sql("SELECT session_id, model FROM usage WHERE false"),
 }
 # The renders that show models, and which models they must show (with their providers).
 MODEL_TABLES = {"report_model", "report_daily_breakdown", "report_project_breakdown"}
