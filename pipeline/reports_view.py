@@ -20,7 +20,7 @@ import pyarrow as pa
 from rich.console import Console
 
 from .reports import Report, ReportFilter
-from .tables import Cell, Column, Grid, Name, count, id_width, is_wide, say_nothing, usd, when
+from .tables import Cell, Column, Grid, Id, Name, count, id_width, is_wide, say_nothing, usd, when
 
 Row = dict[str, Any]
 # (source column, header): the measures shown at full width, and below it.
@@ -120,7 +120,7 @@ def _keys(report: Report, *, wide: bool) -> list[KeySpec]:
         session: KeySpec = (
             (
                 Column("session", "name", footer="Total"),
-                lambda row: row["session_id"][:short],
+                lambda row: Id(row["session_id"], short),
                 model,
             )
             if parts

@@ -2,28 +2,41 @@
 each one is, and how ids, names, numbers and free text are cut to fit.
 
 A view declares its columns (:class:`Column`: a header, a :data:`ColumnKind`, a drop
-rank), adds rows of strings to a :class:`Grid`, and prints it; the grid decides every
+rank), adds rows of strings to a :class:`Grid` and shows it; the grid decides every
 width itself from the console's width, so rich never has to squeeze, wrap or cut a
-cell. The rules, one helper each:
+cell::
+
+    grid = Grid(
+        Column("model", "name"),             # breaks or is elided only at - / . space
+        Column("provider", "label"),         # never cut, never wrapped
+        Column("calls", "number", drop=1),   # the first to go when the width runs out
+        Column("total", "number"),
+        title="tokens by model",
+    )
+    grid.add_row(model, provider, count(calls), count(total, compact=not is_wide(console)))
+    grid.show(console)
+
+The rules, one helper each:
 
 * a header is never cut: no column is narrower than its header (:func:`plan_widths`);
 * numbers, times and labels (provider ids, kinds, statuses) keep their full width and
   never wrap;
 * ids keep at least :data:`MIN_ID` characters, more when the ids shown need them to be
-  told apart (:func:`unique_prefix`), and all of them when the width allows;
+  told apart (:func:`id_width`), and all of them when the width allows;
 * names (models, projects, paths) break or are elided with ``…`` only at a boundary
   (``-``, ``/``, ``.``, space), never inside a word (:func:`wrap_name`,
-  :func:`elide_name`);
+  :func:`elide_name`); a one-line name is elided only once no column is left to drop;
 * when the columns' minimum widths do not fit, whole columns are dropped, highest
-  ``drop`` first, rather than squeezing the rest (:attr:`Fitted.dropped` says which);
+  ``drop`` first, rather than squeezing the rest (:meth:`Grid.show` returns them);
 * width left over goes to names, then to free text up to a readable width, then to
   ids, then to free text again;
 * an empty result is one line saying so, under which workspace and filters, pointing
   at ``agentlake doctor`` (:func:`say_nothing`).
 
-Views choose their column sets with :func:`is_wide` (the full set at :data:`WIDE`
-columns and more, fewer or merged columns below) and format values with
-:func:`count`, :func:`usd` and :func:`when`.
+Views choose their column sets with :func:`is_wide` (the full set from :data:`WIDE`
+columns on; fewer or merged columns below) and format values with :func:`count`,
+:func:`usd` and :func:`when`. Where a model name can come from two providers, show the
+provider beside it (a ``label`` column).
 """
 
 from __future__ import annotations
@@ -47,6 +60,15 @@ width; ``id`` keeps at least :data:`MIN_ID` characters; ``name`` breaks only at
 boundaries; ``text`` (titles, snippets, messages) takes what is left."""
 Elide = Literal["end", "start"]
 
+WIDE: Final = 120  # from this many columns on, tables show their full column sets
+MIN_ID: Final = 8
+GAP: Final = 2  # two spaces between columns (collapsed padding, no rules)
+NAME_FLOOR: Final = 16  # a one-line name is not elided below this (or its full length)
+TEXT_FLOOR: Final = 12
+TEXT_WORD: Final = 20  # free text is not narrowed below its longest word up to this long
+TEXT_READABLE: Final = 30  # free text gets this much before ids grow past MIN_ID
+DOCTOR_HINT: Final = "`agentlake doctor` shows what was imported and why something is missing"
+
 
 @dataclass(frozen=True, slots=True)
 class Name:
@@ -57,16 +79,18 @@ class Name:
     keep: Elide = "end"
 
 
-Cell = str | Text | Name
+@dataclass(frozen=True, slots=True)
+class Id:
+    """An id cell in a column of another kind (the sessions above their models in a
+    breakdown): whole when the column turns out wide enough, else its first ``short``
+    characters (measured as those)."""
 
-WIDE: Final = 120  # from this many columns on, tables show their full column sets
-MIN_ID: Final = 8
-GAP: Final = 2  # two spaces between columns (collapsed padding, no rules)
-NAME_FLOOR: Final = 16  # a one-line name is not elided below this (or its full length)
-TEXT_FLOOR: Final = 12
-TEXT_WORD: Final = 20  # free text is not narrowed below its longest word up to this long
-TEXT_READABLE: Final = 30  # free text gets this much before ids grow past MIN_ID
-DOCTOR_HINT: Final = "`agentlake doctor` shows what was imported and why something is missing"
+    value: str
+    short: int = MIN_ID
+
+
+Cell = str | Text | Name | Id
+
 _FIXED: Final = ("number", "label", "when")
 _ALL: Final = ("number", "label", "when", "id", "name", "text")
 # A segment is a word and the separators after it (a dot opening a word, as in
@@ -79,9 +103,10 @@ _BEFORE: Final = re.compile(r"[-/. ]*[^-/. ]+|[-/. ]+$")
 class Column:
     """One column of a :class:`Grid`. ``drop`` 0 keeps it at every width; otherwise it
     is dropped when the minimum widths do not fit, highest ``drop`` first (the
-    rightmost of equals first). ``wrap``: names and text take more lines (names at boundaries) instead
-    of one elided line. ``elide``: a one-line name keeps its start (models) or its end
-    (paths). ``floor`` overrides the narrowest width a name or text is shown at."""
+    rightmost of equals first). ``wrap``: names and text take more lines (names break at
+    boundaries) instead of one elided line. ``elide``: a one-line name keeps its start
+    (models) or its end (paths). ``floor`` overrides the narrowest width a name or text
+    is shown at."""
 
     header: str
     kind: ColumnKind = "text"
@@ -107,8 +132,9 @@ class Fitted:
 
 class Grid:
     """Rows of cells under :class:`Column` policies, laid out for a width on demand.
-    Cells are strings (several lines joined by ``\\n``) or, in text columns, rich
-    :class:`~rich.text.Text`; ids and names are given whole and cut by the grid."""
+    Cells are strings (several lines joined by ``\\n``), rich :class:`~rich.text.Text`
+    in text columns, or :class:`Name` and :class:`Id` (a name or an id in a column of
+    another kind); ids and names are given whole and cut by the grid."""
 
     def __init__(
         self, *columns: Column, title: str | None = None, show_header: bool = True
@@ -278,6 +304,8 @@ def shape(col: Column, cell: Cell, width: int) -> str | Text:
     """``cell`` cut for ``width`` by its column's kind (each of its lines separately)."""
     if isinstance(cell, Name):
         return elide_name(cell.text, width, keep=cell.keep)
+    if isinstance(cell, Id):
+        return cell.value if cell_len(cell.value) <= width else cell.value[: cell.short]
     if isinstance(cell, Text):
         if col.kind == "text" and not col.wrap and cell.cell_len > width:
             cut = cell.copy()
@@ -350,6 +378,8 @@ def elide_name(name: str, width: int, *, keep: Elide = "end") -> str:
 def _plain(cell: Cell) -> str:
     if isinstance(cell, Name):
         return cell.text
+    if isinstance(cell, Id):
+        return cell.value[: cell.short]
     return cell.plain if isinstance(cell, Text) else cell
 
 

@@ -19,6 +19,7 @@ from agentlake.tables import (
     Column,
     ColumnKind,
     Grid,
+    Id,
     Name,
     bounds,
     count,
@@ -229,3 +230,13 @@ def test_nothing_found_names_the_workspace_and_the_filters_given() -> None:
         f"no sessions in workspace 'w'; {DOCTOR_HINT}",
     ]
     assert re.search("doctor", lines[0])
+
+
+def test_an_id_cell_in_a_name_column_is_whole_or_short() -> None:
+    uuid = "18f135d2-5f55-4203-b018-50c5a38fd547"
+    # measured short, the id is whole only where the column is wide for its names
+    for width, shown in ((60, uuid), (30, uuid[:8])):
+        grid = Grid(Column("session", "name"))
+        grid.add_row(Id(uuid, 8))
+        grid.add_row(Name("└ accounts/fireworks/models/llama-v3p1-405b-instruct"))
+        assert render(grid, width)[2].rstrip() == shown
