@@ -16,7 +16,7 @@ from agentlake.extract.providers import ProviderSpec
 
 from .plan import Plan
 from .run import ImportResult
-from .tables import DOCTOR_HINT, Column, Grid, count, is_wide
+from .tables import Column, Grid, count, is_wide
 
 
 def render_plan(console: Console, plan: Plan, *, errors: Console) -> None:
@@ -25,7 +25,7 @@ def render_plan(console: Console, plan: Plan, *, errors: Console) -> None:
     if not plan.sources:
         console.print(
             f"no sources under the provider roots for workspace {plan.workspace!r}; "
-            + DOCTOR_HINT.replace("what was imported", "the roots searched"),
+            "`agentlake doctor` shows the roots searched and why each is empty",
             highlight=False,
             markup=False,
             soft_wrap=True,

@@ -15,6 +15,8 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -46,6 +48,7 @@ from agentlake.search import search_page
 from agentlake.search_view import render_hits
 from agentlake.sessions import list_sessions, show_session
 from agentlake.sessions_view import render_detail, render_page
+from tests.conftest import cli_env
 
 SNAPSHOTS = Path(__file__).parent / "snapshots" / "render"
 UPDATE = os.environ.get("AGENTLAKE_UPDATE_SNAPSHOTS") == "1"
@@ -411,3 +414,30 @@ def test_a_later_page_without_rows_says_there_is_no_more() -> None:
     console = Console(file=io.StringIO(), width=80, color_system=None)
     tables.say_nothing(console, "sessions", workspace="default", continued=True)
     assert console.file.getvalue() == "no more sessions in this listing\n"  # type: ignore[attr-defined]
+
+
+# -- the width the CLI uses --------------------------------------------------------------
+
+
+def test_the_cli_renders_at_the_terminal_width(demo: Demo) -> None:
+    args = ["report", "model", "--catalog", str(demo.catalog)]
+    for width, full in ((80, False), (120, True)):
+        out = CliRunner().invoke(app, args, env={"COLUMNS": str(width)}).stdout
+        table = out.split("\nTotal")[0].splitlines()
+        assert max(map(cell_len, table)) == width
+        assert ("cache write" in table[1]) is full
+
+
+def test_a_pipe_gets_80_columns(demo: Demo) -> None:
+    env = {k: v for k, v in cli_env().items() if k not in ("COLUMNS", "LINES")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentlake", "report", "model", "--catalog", str(demo.catalog)],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        proc.stdout
+        == CliRunner()
+        .invoke(app, ["report", "model", "--catalog", str(demo.catalog)], env={"COLUMNS": "80"})
+        .stdout
+    )
