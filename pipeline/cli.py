@@ -22,8 +22,6 @@ import orjson
 import pyarrow as pa
 import typer
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from agentlake.extract.extract import ExtractLimits
 from agentlake.load.catalog import READ_WAIT
@@ -46,7 +44,7 @@ from .run import (
     plan_import,
     run_import,
 )
-from .search import SearchFilter, SearchHit, search, search_page
+from .search import SearchFilter, SearchPage, search, search_page
 
 if TYPE_CHECKING:  # reports (and polars) load with the first report command
     import rich.progress
@@ -152,29 +150,9 @@ def _print_json(doc: Any) -> None:
 
 
 def _print_table(table: pa.Table, title: str | None = None) -> None:
-    view = Table(title=title, show_lines=False)
-    for name in table.column_names:
-        numeric = pa.types.is_integer(table.schema.field(name).type) or pa.types.is_floating(
-            table.schema.field(name).type
-        )
-        view.add_column(name, justify="right" if numeric else "left")
-    for row in table.to_pylist():
-        view.add_row(*(_cell(v) for v in row.values()))
-    out.print(view)
+    from .rows_view import render_rows
 
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, Decimal) and value == value.to_integral_value():
-        return f"{int(value):,}"  # sums of integer columns arrive as DECIMAL(38,0)
-    if isinstance(value, (float, Decimal)):
-        return f"{value:,.4f}"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
-    if isinstance(value, list):
-        return ", ".join(map(str, value))
-    return str(value)
+    render_rows(out, table, title=title)
 
 
 def _print_csv(table: pa.Table) -> None:
@@ -287,16 +265,9 @@ def _warn_roots(plan: Plan) -> None:
 
 
 def _print_plan(plan: Plan) -> None:
-    table = Table(title=f"plan for workspace {plan.workspace!r}")
-    for col in ("provider", "continuity", "action", "bytes", "path"):
-        table.add_column(col, justify="right" if col == "bytes" else "left")
-    for s in plan.sources:
-        table.add_row(s.provider, s.continuity, s.action, f"{s.pending_bytes:,}", str(s.path))
-    out.print(table)
-    for s in plan.sources:
-        if s.action == "refuse":
-            err.print(f"refused: {s.code}: {s.path}: {s.message}", highlight=False)
-    out.print(f"{len(plan.sources)} sources, {plan.bytes_to_read:,} bytes to read")
+    from .import_view import render_plan
+
+    render_plan(out, plan, errors=err)
 
 
 def _result_doc(result: ImportResult) -> dict[str, Any]:
@@ -405,44 +376,10 @@ def import_(
             return 0
         result = _import_with_progress(options)
         _warn_roots(result.plan)
-        for warning in result.warnings:
-            err.print(f"warning: {warning}", highlight=False)
-        if json:
-            _print_json(_result_doc(result))
-        else:
-            totals = result.totals()
-            out.print(
-                f"import #{result.import_id}: {totals['sources_seen']} sources "
-                f"({totals['sources_imported']} imported, {totals['sources_unchanged']} unchanged, "
-                f"{totals['sources_failed']} refused), {totals['records']:,} records, "
-                f"{totals['events']:,} new events, {totals['usage_rows']:,} new calls, "
-                f"{totals['rejected']:,} rejected in {result.seconds:.2f}s",
-                highlight=False,
-            )
-            if totals["pending_bytes"]:
-                why = "the time budget was spent; " if result.budget_spent else ""
-                out.print(
-                    f"{totals['pending_bytes']:,} bytes pending ({why}the next run reads them)",
-                    highlight=False,
-                )
-        for s in result.sources:
-            for line in s.reject_lines():
-                err.print(f"rejected: {line}", highlight=False, soft_wrap=True)
-            if s.rejected > len(s.reject_samples):
-                err.print(
-                    f"rejected: {s.planned.path}: {s.rejected - len(s.reject_samples)} more; "
-                    "see the rejects table",
-                    highlight=False,
-                    soft_wrap=True,
-                )
-        for s in result.newly_refused:
-            err.print(f"refused: {s.code}: {s.planned.path}: {s.message}", highlight=False)
-        if still := len(result.still_refused):
-            err.print(
-                f"{still} source{'s' if still > 1 else ''} still refused as reported before "
-                "— see `agentlake doctor`",
-                highlight=False,
-            )
+        from .import_view import render_problems, render_summary
+
+        _print_json(_result_doc(result)) if json else render_summary(out, result)
+        render_problems(err, result)
         return result.exit_code
 
     code = _guard(debug, action)
@@ -499,20 +436,9 @@ def providers(json: JsonOpt = False, debug: DebugOpt = False) -> None:
         if json:
             _print_json({"providers": rows})
             return
-        table = Table(title="providers")
-        for col in ("id", "aliases", "formats", "capabilities", "adapter", "roots", "proved by"):
-            table.add_column(col)
-        for p in REGISTRY:
-            table.add_row(
-                p.id,
-                ", ".join(p.aliases),
-                ", ".join(f"{f.name} ({f.position_kind})" for f in p.formats),
-                ", ".join(sorted(p.capabilities)),
-                p.adapter_version,
-                "\n".join(str(r.path) for r in p.roots(home, os.environ)),
-                "\n".join(p.fixtures + p.tests),
-            )
-        out.print(table)
+        from .import_view import render_providers
+
+        render_providers(out, REGISTRY, home=home, env=os.environ)
 
     _guard(debug, action)
 
@@ -572,23 +498,16 @@ def search_(
                 for h in hits
             ], "next_cursor": page.next_cursor})  # fmt: skip
             return
-        table = Table(title=f"search: {query}")
-        for col in ("score", "session", "kind", "when", "snippet"):
-            table.add_column(col)
-        for h in hits:
-            table.add_row(f"{h.score:.2f}", h.session_id, h.kind, _cell(h.ts), _highlighted(h))
-        out.print(table)
-        if page.next_cursor:
-            out.print(f"more: --cursor {page.next_cursor}", highlight=False)
+        from .search_view import render_hits
+
+        filters = {"provider": provider, "project": project, "session": session, "kind": kind,
+                   "model": model, "since": flt.since, "until": flt.until}  # fmt: skip
+        render_hits(
+            out, page, query=query, workspace=_workspace(workspace), filters=filters,
+            continued=bool(cursor or offset),
+        )  # fmt: skip
 
     _guard(debug, action, wait=wait)
-
-
-def _highlighted(hit: SearchHit) -> Text:
-    text = Text(hit.snippet)
-    for start, end in hit.highlights:
-        text.stylize("bold yellow", start, end)
-    return text
 
 
 report_app = typer.Typer(
@@ -727,7 +646,7 @@ def _report_command(kind: ReportKind) -> Callable[..., None]:
             elif csv:
                 _print_csv(result.breakdown if result.breakdown is not None else result.rows)
             else:
-                render_report(out, result)
+                render_report(out, result, workspace=_workspace(workspace))
 
         _guard(debug, action, wait=wait)
 
@@ -793,12 +712,9 @@ def prices_list(
         if json or csv:
             _emit(table, as_json=json, as_csv=csv, key="prices", title=None)
             return
-        shown = {"provider_id": "provider", "model": "model", "valid_from": "from",
-                 "input_per_mtok": "input", "output_per_mtok": "output",
-                 "cache_read_per_mtok": "cache read", "cache_write_per_mtok": "cache write",
-                 "cache_write_1h_per_mtok": "1h write"}  # fmt: skip
-        view = table.select(list(shown)).rename_columns(list(shown.values()))
-        _print_table(view, "prices in force, USD per million tokens")
+        from .rows_view import render_prices
+
+        render_prices(out, table)
 
     _guard(debug, action, wait=wait)
 
@@ -868,15 +784,13 @@ def demo(
         )
         from .reports import ReportFilter, report
         from .reports_view import render_report
+        from .search_view import render_hits
 
-        render_report(out, report(catalog, "default", "daily", ReportFilter(), breakdown=True))
+        daily = report(catalog, "default", "daily", ReportFilter(), breakdown=True)
+        render_report(out, daily, workspace="default")
         query = "cache bug"
-        table = Table(title=f"search: {query}")
-        for col in ("score", "session", "kind", "snippet"):
-            table.add_column(col)
-        for h in search(catalog, "default", query, limit=5):
-            table.add_row(f"{h.score:.2f}", h.session_id, h.kind, _highlighted(h))
-        out.print(table)
+        hits = search(catalog, "default", query, limit=5)
+        render_hits(out, SearchPage(hits, None), query=query, workspace="default")
         out.print(f"try: agentlake report session --catalog {catalog}", highlight=False)
 
     _guard(debug, action)
@@ -926,7 +840,14 @@ def sessions_list(
             _catalog(catalog), _workspace(workspace), provider=provider, project=project,
             since=since, max_age=max_age, text=text, limit=limit, cursor=cursor,
         )  # fmt: skip
-        _print_json(page.to_dict()) if json else render_page(out, page)
+        if json:
+            _print_json(page.to_dict())
+            return
+        filters = {"provider": provider, "project": project, "since": since,
+                   "max age": max_age, "text": text}  # fmt: skip
+        render_page(
+            out, page, workspace=_workspace(workspace), filters=filters, continued=bool(cursor)
+        )
 
     _guard(debug, action, wait=wait)
 

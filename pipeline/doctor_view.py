@@ -2,6 +2,10 @@
 
 The library (:mod:`agentlake.doctor`) returns values; this module only lays them out as
 sections of tables on the console the CLI hands in, ending with a one-line verdict.
+Column policy (:mod:`agentlake.tables`): paths and environment settings wrap at
+boundaries, never inside a word; below 120 columns a root's existence and permission
+merge into one ``state``, a refusal's reason and remedy share a column, and the import
+receipts keep the counts that say what went wrong (imported, refused, rejected).
 """
 
 from __future__ import annotations
@@ -9,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from rich.console import Console
-from rich.table import Table
 
-from .doctor import DoctorReport, SessionDiagnosis
+from .doctor import DoctorReport, RootCheck, SessionDiagnosis
+from .tables import Column, Grid, count, is_wide, when
 
 _VERDICT_STYLE = {"healthy": "green", "needs-attention": "yellow", "no-catalog": "red"}
 
@@ -21,29 +25,78 @@ def _yes(flag: bool) -> str:
 
 
 def _counts(counts: Mapping[str, int]) -> str:
-    return ", ".join(f"{k} {v:,}" for k, v in counts.items() if v) or "—"
+    """One ``name count`` per line (a label column keeps each line whole)."""
+    return "\n".join(f"{k} {v:,}" for k, v in counts.items() if v) or "—"
+
+
+def _state(root: RootCheck) -> str:
+    if not root.exists:
+        return "missing"
+    return "readable" if root.readable else "unreadable"
+
+
+def _reason(reason: str | None, remedy: str | None) -> str:
+    """A reason and its remedy in one cell (narrow tables)."""
+    return "\n".join(x for x in (reason or "—", f"remedy: {remedy}" if remedy else None) if x)
 
 
 def render_report(console: Console, report: DoctorReport) -> None:
     """Every section of a :class:`DoctorReport`, then its verdict line."""
-    roots = Table(title=f"provider roots (home {report.home})")
-    for col in ("provider", "root", "exists", "readable", "origin", "warnings"):
-        roots.add_column(col, overflow="fold" if col == "root" else "ellipsis")
+    wide = is_wide(console)
+    _roots(console, report, wide=wide)
+    _providers(console, report)
+    if report.refused:
+        _refused(console, report, wide=wide)
+    if report.rejects:
+        rejects = Grid(
+            Column("provider", "label"),
+            Column("reason", "label"),
+            Column("count", "number"),
+            Column("bytes", "number"),
+            title="rejected spans by reason",
+        )
+        for j in report.rejects:
+            rejects.add_row(j.provider, j.reason, count(j.count), count(j.bytes))
+        rejects.show(console)
+    cat = report.catalog
+    if not cat.exists:
+        console.print(f"catalog: none at {cat.path}", highlight=False)
+    else:
+        _render_catalog(console, report, wide=wide)
+    style = _VERDICT_STYLE[report.verdict]
+    console.print(f"[{style}]{report.summary}[/{style}]", highlight=False)
+
+
+def _roots(console: Console, report: DoctorReport, *, wide: bool) -> None:
+    state = (Column("exists", "label"), Column("readable", "label")) if wide else (
+        Column("state", "label"),
+    )  # fmt: skip
+    roots = Grid(
+        Column("provider", "label"),
+        Column("root", "name", wrap=True),
+        *state,
+        Column("origin", "label"),
+        Column("warnings", "text", wrap=True),
+        title=f"provider roots (home {report.home})",
+    )
     for p in report.providers:
         for r in p.roots:
-            roots.add_row(
-                p.provider,
-                str(r.path),
-                _yes(r.exists),
-                _yes(r.readable),
-                r.origin,
-                "\n".join(r.warnings) or "—",
-            )
-    console.print(roots)
+            states = (_yes(r.exists), _yes(r.readable)) if wide else (_state(r),)
+            roots.add_row(p.provider, str(r.path), *states, r.origin, "\n".join(r.warnings) or "—")
+    roots.show(console)
 
-    providers = Table(title=f"sources the planner sees now (workspace {report.workspace!r})")
-    for col in ("provider", "environment", "sources", "outcomes", "refused", "rejects", "notes"):
-        providers.add_column(col, justify="right" if col in ("sources", "refused") else "left")
+
+def _providers(console: Console, report: DoctorReport) -> None:
+    providers = Grid(
+        Column("provider", "label"),
+        Column("environment", "name", wrap=True),
+        Column("sources", "number"),
+        Column("outcomes", "label"),
+        Column("refused", "number", drop=1),  # the outcomes list the refusals too
+        Column("rejects", "label"),
+        Column("notes", "text", wrap=True),
+        title=f"sources the planner sees now (workspace {report.workspace!r})",
+    )
     for p in report.providers:
         env = "\n".join(
             f"{e.name}={e.value!r}" + (" (in force)" if e.in_force else " (ignored)")
@@ -54,73 +107,69 @@ def render_report(console: Console, report: DoctorReport) -> None:
         providers.add_row(
             p.provider,
             env or "—",
-            f"{p.sources:,}",
+            count(p.sources),
             _counts(p.continuity),
-            f"{p.refused:,}",
+            count(p.refused),
             _counts(p.rejects),
             "\n".join(p.notes) or "—",
         )
-    console.print(providers)
-
-    if report.refused:
-        refused = Table(title="refused sources")
-        for col in ("provider", "code", "path", "reason", "remedy", "seen in"):
-            refused.add_column(col, overflow="fold")
-        for src in report.refused:
-            refused.add_row(
-                src.provider,
-                src.code or "—",
-                str(src.path),
-                src.reason or "—",
-                src.remedy or "—",
-                src.seen_in if src.file_exists else f"{src.seen_in} (file gone)",
-            )
-        console.print(refused)
-
-    if report.rejects:
-        rejects = Table(title="rejected spans by reason")
-        for col in ("provider", "reason", "count", "bytes"):
-            rejects.add_column(col, justify="right" if col in ("count", "bytes") else "left")
-        for j in report.rejects:
-            rejects.add_row(j.provider, j.reason, f"{j.count:,}", f"{j.bytes:,}")
-        console.print(rejects)
-
-    cat = report.catalog
-    if not cat.exists:
-        console.print(f"catalog: none at {cat.path}", highlight=False)
-    else:
-        _render_catalog(console, report)
-    style = _VERDICT_STYLE[report.verdict]
-    console.print(f"[{style}]{report.summary}[/{style}]", highlight=False)
+    providers.show(console)
 
 
-def _render_catalog(console: Console, report: DoctorReport) -> None:
+def _refused(console: Console, report: DoctorReport, *, wide: bool) -> None:
+    why = (
+        (Column("reason", "text", wrap=True), Column("remedy", "text", wrap=True))
+        if wide
+        else (Column("reason and remedy", "text", wrap=True),)
+    )
+    refused = Grid(
+        Column("provider", "label"),
+        Column("code", "label"),
+        Column("path", "name", wrap=True),
+        *why,
+        Column("seen in", "label"),
+        title="refused sources",
+    )
+    for src in report.refused:
+        reasons = (src.reason or "—", src.remedy or "—") if wide else (
+            _reason(src.reason, src.remedy),
+        )  # fmt: skip
+        refused.add_row(
+            src.provider,
+            src.code or "—",
+            str(src.path),
+            *reasons,
+            src.seen_in if src.file_exists else f"{src.seen_in} (file gone)",
+        )
+    refused.show(console)
+
+
+def _render_catalog(console: Console, report: DoctorReport, *, wide: bool) -> None:
     cat = report.catalog
     if cat.imports:
-        imports = Table(title="recent imports")
-        cols = (
-            "import",
-            "started (UTC)",
-            "status",
-            "seen",
-            "imported",
-            "unchanged",
-            "refused",
-            "records",
-            "events",
-            "calls",
-            "rejected",
+        # Below 120 columns the counts that say least about a problem go first.
+        imports = Grid(
+            Column("import", "number"),
+            Column("started (UTC)", "when"),
+            Column("status", "label"),
+            Column("seen", "number", drop=3),
+            Column("imported", "number"),
+            Column("unchanged", "number", drop=4),
+            Column("refused", "number"),
+            Column("records", "number"),
+            Column("events", "number", drop=1),
+            Column("calls", "number", drop=2),
+            Column("rejected", "number"),
+            title="recent imports",
         )
-        for col in cols:
-            imports.add_column(col, justify="left" if col in cols[1:3] else "right")
         for r in cat.imports:
             status = r.status if r.finished else f"{r.status} (did not finish)"
             imports.add_row(
                 f"#{r.import_id}",
-                r.started_at.strftime("%Y-%m-%d %H:%M:%S") if r.started_at else "—",
+                when(r.started_at, seconds=wide),
                 status,
                 *(
-                    f"{n:,}"
+                    count(n)
                     for n in (
                         r.sources_seen,
                         r.sources_imported,
@@ -133,20 +182,20 @@ def _render_catalog(console: Console, report: DoctorReport) -> None:
                     )
                 ),
             )
-        console.print(imports)
-    table = Table(title=f"catalog {cat.path}")
-    table.add_column("check")
-    table.add_column("value")
+        imports.show(console)
+    table = Grid(
+        Column("check", "label"), Column("value", "text", wrap=True), title=f"catalog {cat.path}"
+    )
     table.add_row("schema version", str(cat.schema_version))
     for name, rows in cat.tables.items():
-        table.add_row(f"rows in {name}", f"{rows:,}")
+        table.add_row(f"rows in {name}", count(rows))
     index = cat.search_index
     if index is not None:
         table.add_row(f"search index ({index.kind})", f"{index.state}: {index.message}")
     for name, rows in cat.orphans.items():
-        table.add_row(f"orphans: {name.replace('_', ' ')}", f"{rows:,}")
-    table.add_row("abandoned imports", f"{cat.abandoned_imports:,}")
-    console.print(table)
+        table.add_row(f"orphans: {name.replace('_', ' ')}", count(rows))
+    table.add_row("abandoned imports", count(cat.abandoned_imports))
+    table.show(console)
 
 
 def render_session(console: Console, diagnosis: SessionDiagnosis) -> None:
@@ -154,28 +203,36 @@ def render_session(console: Console, diagnosis: SessionDiagnosis) -> None:
     mention it and why they are not imported; its message is the last line."""
     d = diagnosis
     s = d.session
+    wide = is_wide(console)
     if d.status == "found" and s is not None:
-        info = Table(title=f"session {s.session_id}", show_header=False)
-        info.add_column("field")
-        info.add_column("value")
+        info = Grid(
+            Column("field", "label"),
+            Column("value", "name", wrap=True),
+            title=f"session {s.session_id}",
+            show_header=False,
+        )
         info.add_row("provider", s.provider)
         for label, value in (
             ("title", s.title),
             ("project", s.project_path),
             ("parent", s.parent_session_id),
-            ("started (UTC)", s.started_at),
-            ("updated (UTC)", s.updated_at),
+            ("started (UTC)", when(s.started_at, seconds=True) if s.started_at else None),
+            ("updated (UTC)", when(s.updated_at, seconds=True) if s.updated_at else None),
             ("lifecycle", s.lifecycle),
         ):
             info.add_row(label, "—" if value is None else str(value))
         for name, rows in d.rows.items():
-            info.add_row(f"rows in {name}", f"{rows:,}")
-        console.print(info)
-        sources = Table(title="its sources")
-        for col in ("path", "status", "events", "calls", "rejects", "planner now / remedy"):
-            sources.add_column(
-                col, justify="right" if col in ("events", "calls") else "left", overflow="fold"
-            )
+            info.add_row(f"rows in {name}", count(rows))
+        info.show(console)
+        sources = Grid(
+            Column("path", "name", wrap=True),
+            Column("status", "label"),
+            Column("events", "number"),
+            Column("calls", "number"),
+            Column("rejects", "label"),
+            Column("planner now / remedy", "text", wrap=True),
+            title="its sources",
+        )
         for src in d.sources:
             now = src.now
             why = "\n".join(
@@ -191,23 +248,35 @@ def render_session(console: Console, diagnosis: SessionDiagnosis) -> None:
             sources.add_row(
                 src.path or src.source_id,
                 src.status or "not in sources",
-                f"{src.events:,}",
-                f"{src.usage:,}",
+                count(src.events),
+                count(src.usage),
                 _counts(src.rejects),
                 why,
             )
-        console.print(sources)
+        sources.show(console)
     elif d.status == "ambiguous":
         for match in d.matches:
             console.print(f"  {match}", highlight=False)
     elif d.candidates:
-        files = Table(title="files under the provider roots that mention it")
-        for col in ("provider", "file", "matched by", "state", "why", "remedy"):
-            files.add_column(col, overflow="fold")
+        because = (
+            (Column("why", "text", wrap=True), Column("remedy", "text", wrap=True))
+            if wide
+            else (Column("why and remedy", "text", wrap=True),)
+        )
+        files = Grid(
+            Column("provider", "label"),
+            Column("file", "name", wrap=True),
+            Column("matched by", "label"),
+            Column("state", "label"),
+            *because,
+            title="files under the provider roots that mention it",
+        )
         for c in d.candidates:
-            why = c.reason + (f" (rejects: {_counts(c.rejects)})" if c.rejects else "")
-            files.add_row(c.provider, str(c.path), c.matched_by, c.state, why, c.remedy or "—")
-        console.print(files)
+            rejects = ", ".join(f"{k} {v:,}" for k, v in c.rejects.items() if v)
+            reason = c.reason + (f" (rejects: {rejects})" if rejects else "")
+            reasons = (reason, c.remedy or "—") if wide else (_reason(reason, c.remedy),)
+            files.add_row(c.provider, str(c.path), c.matched_by, c.state, *reasons)
+        files.show(console)
     else:
         console.print(
             f"searched {d.files_searched:,} provider-owned file"

@@ -1,148 +1,186 @@
-"""Human rendering of reports: a rich table with a totals row, per-model lines under each
-row with ``--breakdown``, and a footnote when some calls have no price."""
+"""Human rendering of reports: a table with a totals row, per-model lines under each row
+with ``--breakdown``, and a footnote when some calls have no price.
+
+Column policy (:mod:`agentlake.tables`): from :data:`~agentlake.tables.WIDE` columns on,
+every measure is shown with exact counts; below, cache writes and reads are merged into
+one ``cache`` column, the call count is left out and counts of 100k and more read
+``123k`` / ``1.23M``. A model name always comes with its provider (``gpt-5`` is sold by
+more than one). Session ids keep at least 8 characters; project and title columns go
+first when the width runs out.
+"""
 
 from __future__ import annotations
 
-import re
-from datetime import date, datetime
+from collections.abc import Callable
+from datetime import date
 from pathlib import PurePath
 from typing import Any, Final
 
 import pyarrow as pa
-from rich import box
 from rich.console import Console
-from rich.table import Table
 
-from .reports import Report
+from .reports import Report, ReportFilter
+from .tables import Cell, Column, Grid, Id, Name, count, id_width, is_wide, say_nothing, usd, when
 
-# The measures every human report shows, with their headers; --json/--csv carry all columns.
-_MEASURES: Final = (
+Row = dict[str, Any]
+# (source column, header): the measures shown at full width, and below it.
+_FULL: Final = (
     ("calls", "calls"),
     ("input_tokens", "input"),
     ("output_tokens", "output"),
     ("cache_write_tokens", "cache write"),
     ("cache_read_tokens", "cache read"),
     ("total_tokens", "total"),
-    ("cost_usd", "cost (USD)"),
+    ("cost_usd", "cost"),
 )
-_COMPACT_HEADERS: Final = {
-    "input_tokens": "in", "output_tokens": "out", "cache_write_tokens": "c.write",
-    "cache_read_tokens": "c.read", "cost_usd": "USD",
-}  # fmt: skip
-_KEY_HEADERS: Final = {
-    "period": "period", "provider": "provider", "session_id": "session",
-    "project_path": "project", "title": "title", "model": "model", "block_start": "block",
-}  # fmt: skip
-_DATE_SUFFIX: Final = re.compile(r"[-@](20\d{6}|20\d\d-\d\d-\d\d)$")
-# Below this console width, token counts of 100k and more are shown as 123k / 1.23M.
-_WIDE: Final = 140
-_SHOWN_KEYS: Final = {
-    "session": ("provider", "session_id", "project_path"),
-    "blocks": ("block_start",),
-}
+_NARROW: Final = (
+    ("input_tokens", "input"),
+    ("output_tokens", "output"),
+    ("cache_tokens", "cache"),  # cache writes + reads
+    ("total_tokens", "total"),
+    ("cost_usd", "cost"),
+)
+_PERIOD_HEADERS: Final = {"daily": "day", "weekly": "week", "monthly": "month"}
+_PART: Final = "└ "
 
 
-def render_report(console: Console, report: Report) -> None:
-    """Print ``report`` as a table, in the report's order, with a totals row. On a console
-    narrower than 140 columns the table keeps one key column, drops the model list and
-    the call count, and shows token counts of 100k and more as ``123k``/``1.23M``."""
-    compact = console.width < _WIDE
-    keys = _SHOWN_KEYS.get(report.kind, report.keys)
-    if compact:
-        keys = keys[-1:] if report.kind == "model" else keys[:1]
-        if report.kind == "session":
-            keys = ("session_id",)
-    measures = [m for m in _MEASURES if not (compact and m[0] == "calls")]
-    has_models = "models" in report.rows.column_names and not compact
-    table = Table(
+def render_report(console: Console, report: Report, *, workspace: str) -> None:
+    """Print ``report`` as a table in the report's order with a totals row, or one line
+    when it has no rows (naming ``workspace`` and the report's filters)."""
+    if report.rows.num_rows == 0:
+        say_nothing(console, "model calls", workspace=workspace, filters=_filters(report.filter))
+        return
+    wide = is_wide(console)
+    keys = _keys(report, wide=wide)
+    measures = _FULL if wide else _NARROW
+    footers = [_measure(report.totals, name, wide=wide) for name, _ in measures]
+    grid = Grid(
+        *(col for col, _, _ in keys),
+        *(
+            Column(header, "number", footer=f)
+            for (_, header), f in zip(measures, footers, strict=True)
+        ),
         title=_title(report),
-        show_footer=report.rows.num_rows > 1,
-        box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD,
     )
-    for i, key in enumerate(keys):
-        table.add_column(
-            _KEY_HEADERS[key],
-            footer="Total" if i == 0 else "",
-            overflow="fold",
-            min_width=10 if key == "period" else 8,
-            no_wrap=key == "block_start",
-        )
-    if has_models:
-        table.add_column("models", overflow="fold")
-    for name, header in measures:
-        total = _cell(report.totals.get(name), name, compact=compact)
-        header = _COMPACT_HEADERS.get(name, header) if compact else header
-        table.add_column(header, justify="right", footer=total, no_wrap=True)
     nested = report.parts()
-    providers = {p for row in nested.values() for p in (x["provider"] for x in row)}
     for row in report.rows.to_pylist():
-        cells = [_key_cell(row, key, report, compact=compact) for key in keys]
-        parts = nested.get(tuple(row[k] for k in report.keys), [])
-        if has_models:
-            cells.append("" if parts else "\n".join(map(short_model, row["models"] or [])))
-        table.add_row(*cells, *(_cell(row[n], n, compact=compact) for n, _ in measures))
-        for part in parts:
-            label = "└ " + short_model(part["model"])
-            if len(providers) > 1 and "provider" not in report.keys and not compact:
-                label += f" ({part['provider']})"
-            lead = [""] * len(keys) + [label] if has_models else [label] + [""] * (len(keys) - 1)
-            table.add_row(
-                *lead, *(_cell(part[n], n, compact=compact) for n, _ in measures), style="dim"
+        grid.add_row(*(cell(row) for _, cell, _ in keys), *_measures(row, measures, wide))
+        for part in nested.get(tuple(row[k] for k in report.keys), []):
+            grid.add_row(
+                *(cell(part) for _, _, cell in keys),
+                *_measures(part, measures, wide),
+                style="dim",
             )
-    console.print(table)
+    grid.show(console)
     _footnotes(console, report)
 
 
-def _title(report: Report) -> str:
-    flt = report.filter
-    bounds = [
-        f"since {flt.since}" if flt.since else "",
-        f"until {flt.until}" if flt.until else "",
-        f"provider {flt.provider}" if flt.provider else "",
-        f"model ~{flt.model}" if flt.model else "",
-        f"project ~{flt.project}" if flt.project else "",
-    ]
-    extra = ", ".join(b for b in bounds if b)
-    return f"{report.kind} usage ({flt.tz})" + (f", {extra}" if extra else "")
+KeyCell = Callable[[Row], Cell]
+KeySpec = tuple[Column, KeyCell, KeyCell]  # the column, its cell in a row, in a part
 
 
-def _key_cell(row: dict[str, Any], key: str, report: Report, *, compact: bool = False) -> str:
-    value = row[key]
-    if report.kind == "session" and key == "session_id":
-        return str(value)[:8]
-    if report.kind == "session" and key == "project_path" and value:
-        return PurePath(str(value)).name
-    if report.kind == "blocks" and key == "block_start":
-        start = f"{value:%m-%d %H:%M}" if compact else f"{value:%Y-%m-%d %H:%M}"
-        span = f"{start}–{row['block_end']:%H:%M}"
-        return span + (" (active)" if row.get("is_active") else "")
-    if report.kind == "weekly" and isinstance(value, date):
+def _keys(report: Report, *, wide: bool) -> list[KeySpec]:
+    """The columns that name a row, with how a row and a breakdown part fill them. A
+    part's model goes under its row's key, its provider in a column of its own."""
+    kind, parts = report.kind, report.breakdown is not None
+
+    def blank(_: Row) -> str:
+        return ""
+
+    def model(part: Row) -> Name:
+        return Name(_PART + part["model"])
+
+    def provider(row: Row) -> str:
+        return str(row["provider"])
+
+    by_provider = [(Column("provider", "label"), blank, provider)] if parts else []
+    if kind in _PERIOD_HEADERS:
+        label = _PERIOD_HEADERS[kind]
+
+        def period(row: Row) -> str:
+            return _period(kind, row["period"])
+
+        key = Column(label, "name" if parts else "label", footer="Total")
+        return [(key, period, model), *by_provider]
+    if kind == "project":
+
+        def project(row: Row) -> str:
+            return row["project_path"] or "—"
+
+        key = Column("project", "name", elide="start", footer="Total")
+        return [(key, project, model), *by_provider]
+    if kind == "model":
+        return [
+            (Column("model", "name", footer="Total"), lambda row: row["model"] or "—", blank),
+            (Column("provider", "label"), provider, blank),
+        ]
+    if kind == "session":
+        ids = report.rows.column("session_id").to_pylist()
+        short = id_width(ids)
+        session: KeySpec = (
+            (
+                Column("session", "name", footer="Total"),
+                lambda row: Id(row["session_id"], short),
+                model,
+            )
+            if parts
+            else (Column("session", "id", footer="Total"), lambda row: row["session_id"], blank)
+        )
+        return [
+            session,
+            (Column("provider", "label"), provider, blank),
+            (Column("project", "name", drop=1), _project_name, blank),
+            (Column("title", "text", drop=2, floor=20), lambda row: row["title"] or "—", blank),
+        ]
+    # blocks: the window, to the minute (the year only at full width)
+    return [(Column("block", "label", footer="Total"), lambda row: _block(row, wide=wide), blank)]
+
+
+def _period(kind: str, value: date) -> str:
+    if kind == "weekly":
         return f"{value:%G-W%V} ({value})"
-    if report.kind == "monthly" and isinstance(value, date):
+    if kind == "monthly":
         return f"{value:%Y-%m}"
-    return "—" if value is None else str(value)
-
-
-def short_model(name: str) -> str:
-    """A model name without its date suffix (``claude-sonnet-4-5-20250929`` →
-    ``claude-sonnet-4-5``), for narrow tables."""
-    return _DATE_SUFFIX.sub("", name)
-
-
-def _cell(value: Any, name: str = "", *, compact: bool = False) -> str:
-    if value is None:
-        return "—"
-    if name == "cost_usd":
-        return f"${value:,.2f}" if value >= 0.01 or value == 0 else f"${value:.4f}"
-    if isinstance(value, float):
-        return f"{value:,.2f}"
-    if isinstance(value, int) and not isinstance(value, bool):
-        if compact and name.endswith("_tokens") and abs(value) >= 100_000:
-            return f"{value / 1e6:,.2f}M" if abs(value) >= 1_000_000 else f"{value / 1e3:,.0f}k"
-        return f"{value:,}"
-    if isinstance(value, datetime):
-        return f"{value:%Y-%m-%d %H:%M}"
     return str(value)
+
+
+def _block(row: Row, *, wide: bool) -> str:
+    start = f"{row['block_start']:%Y-%m-%d %H:%M}" if wide else f"{row['block_start']:%m-%d %H:%M}"
+    span = f"{start}–{row['block_end']:%H:%M}"
+    return span + (" (active)" if row.get("is_active") else "")
+
+
+def _project_name(row: Row) -> str:
+    return PurePath(row["project_path"]).name if row["project_path"] else "—"
+
+
+def _measures(row: Row, measures: tuple[tuple[str, str], ...], wide: bool) -> list[str]:
+    return [_measure(row, name, wide=wide) for name, _ in measures]
+
+
+def _measure(row: Row, name: str, *, wide: bool) -> str:
+    if name == "cost_usd":
+        return usd(row.get("cost_usd"))
+    if name == "cache_tokens":
+        value = (row.get("cache_write_tokens") or 0) + (row.get("cache_read_tokens") or 0)
+        return count(value, compact=not wide)
+    return count(row.get(name), compact=not wide and name.endswith("_tokens"))
+
+
+def _filters(flt: ReportFilter) -> dict[str, object]:
+    return {
+        "since": flt.since,
+        "until": flt.until,
+        "provider": flt.provider,
+        "model": f"~{flt.model}" if flt.model else None,
+        "project": f"~{flt.project}" if flt.project else None,
+    }
+
+
+def _title(report: Report) -> str:
+    bounds = [f"{k} {v}" for k, v in _filters(report.filter).items() if v]
+    extra = ", ".join(bounds)
+    return f"{report.kind} usage ({report.filter.tz})" + (f", {extra}" if extra else "")
 
 
 def _footnotes(console: Console, report: Report) -> None:
@@ -164,12 +202,16 @@ def _active_block(console: Console, rows: pa.Table) -> None:
             continue
         console.print(
             f"active block until {row['block_end']:%H:%M}: "
-            f"{_cell(row.get('tokens_per_minute'))} tokens/min, "
-            f"{_cell(row.get('cost_per_hour'), 'cost_usd')}/h; projected "
-            f"{_cell(row.get('projected_total_tokens'))} tokens, "
-            f"{_cell(row.get('projected_cost_usd'), 'cost_usd')} by the end",
+            f"{_rate(row.get('tokens_per_minute'))} tokens/min, "
+            f"{usd(row.get('cost_per_hour'))}/h; projected "
+            f"{count(row.get('projected_total_tokens'))} tokens, "
+            f"{usd(row.get('projected_cost_usd'))} by the end",
             highlight=False,
         )
+
+
+def _rate(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.2f}"
 
 
 def render_unpriced(console: Console, table: pa.Table) -> None:
@@ -177,20 +219,23 @@ def render_unpriced(console: Console, table: pa.Table) -> None:
     if table.num_rows == 0:
         console.print("every call has a price", highlight=False)
         return
-    view = Table(title="models without a price (their cost is NULL)")
-    view.add_column("model", overflow="fold")
-    view.add_column("provider")
-    for header in ("calls", "total tokens", "last call"):
-        view.add_column(header, justify="right", no_wrap=True)
+    grid = Grid(
+        Column("model", "name"),
+        Column("provider", "label"),
+        Column("calls", "number"),
+        Column("total tokens", "number"),
+        Column("last call", "when", drop=1),
+        title="models without a price (their cost is NULL)",
+    )
     for row in table.to_pylist():
-        view.add_row(
+        grid.add_row(
             row["model"],
             row["provider"],
-            _cell(row["calls"]),
-            _cell(row["total_tokens"]),
-            _cell(row["last_activity"]),
+            count(row["calls"]),
+            count(row["total_tokens"]),
+            when(row["last_activity"]),
         )
-    console.print(view)
+    grid.show(console)
     console.print(
         "price them with a TOML file: agentlake report … --prices FILE (see README, Prices)",
         highlight=False,

@@ -1,25 +1,26 @@
 """Rendering of ``agentlake sessions list|show`` for the CLI: rich tables and timelines on
 the console the CLI hands in, and the streamed JSON document of ``sessions show``.
 
-The library (:mod:`agentlake.sessions`) returns values; this module only lays them out.
+The library (:mod:`agentlake.sessions`) returns values; this module only lays them out,
+under the column policies of :mod:`agentlake.tables`: ids keep at least 8 characters,
+project names are elided only at a boundary, a model always comes with its provider,
+and the columns that matter least (event and prompt counts) go first at 80 columns.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import PurePosixPath
 from typing import Any
 
 import orjson
-from rich import box
 from rich.console import Console
-from rich.table import Table
 
 from .sessions import BucketCut, SessionDetail, SessionPage, TimelineCut
+from .tables import Column, Grid, count, is_wide, say_nothing, when
 
 _PREVIEW = 48
-_SHORT_ID = 8  # like git: `sessions show` takes any unique prefix
 _BUCKET_NOUNS = {"prompts": "prompts", "responses": "responses", "tools": "tool events"}
 
 
@@ -32,37 +33,50 @@ def _one_line(text: str | None, width: int = _PREVIEW) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def render_page(console: Console, page: SessionPage) -> None:
-    """A listing page as a table, then how to fetch the next page."""
-    # Fixed columns keep their width; the preview takes what is left of the console.
-    table = Table(
-        title=f"sessions (as of import #{page.snapshot})",
-        box=box.SIMPLE_HEAD,
-        pad_edge=False,
-        expand=True,
-    )
-    for col in ("id", "provider", "updated", "project"):
-        table.add_column(col, no_wrap=True, max_width=24 if col == "project" else None)
-    table.add_column("title / first prompt", no_wrap=True, ratio=1, min_width=12)
-    for col in ("prompts", "events", "tokens"):
-        table.add_column(col, justify="right", no_wrap=True, min_width=7)
-    for row in page.sessions.to_pylist():
-        table.add_row(
-            row["session_id"][:_SHORT_ID],
-            row["provider"],
-            _when(row["updated_at"]),
-            PurePosixPath(row["project_path"]).name if row["project_path"] else "—",
-            _one_line(row["title"] or row["first_prompt"] or row["preview"]) or "—",
-            f"{row['prompts']:,}",
-            f"{row['events']:,}",
-            f"{row['total_tokens'] or 0:,}",
-        )
-    console.print(table)
+def render_page(
+    console: Console,
+    page: SessionPage,
+    *,
+    workspace: str,
+    filters: Mapping[str, object] | None = None,
+    continued: bool = False,
+) -> None:
+    """A listing page as a table (one line per session), then how to fetch the next
+    page; an empty page is one line naming ``workspace`` and the ``filters`` given."""
     if page.sessions.num_rows == 0:
-        console.print("no sessions match", highlight=False)
+        say_nothing(console, "sessions", workspace=workspace, filters=filters, continued=continued)
+        return
+    wide = is_wide(console)
+    grid = Grid(
+        Column("id", "id"),
+        Column("provider", "label"),
+        Column("updated", "when"),
+        Column("project", "name"),
+        Column("title / first prompt", "text"),
+        Column("prompts", "number", drop=1),
+        Column("events", "number", drop=2),
+        Column("tokens", "number"),
+        title=f"sessions (as of import #{page.snapshot})",
+    )
+    for row in page.sessions.to_pylist():
+        updated = row["updated_at"]
+        grid.add_row(
+            row["session_id"],
+            row["provider"],
+            when(updated) if wide or updated is None else f"{updated:%Y-%m-%d}",
+            PurePosixPath(row["project_path"]).name if row["project_path"] else "—",
+            " ".join((row["title"] or row["first_prompt"] or row["preview"] or "—").split()),
+            count(row["prompts"]),
+            count(row["events"]),
+            count(row["total_tokens"] or 0, compact=not wide),
+        )
+    grid.show(console)
     if page.next_cursor:
         console.print(
-            f"more: repeat with --cursor {page.next_cursor}", highlight=False, markup=False
+            f"more: repeat with --cursor {page.next_cursor}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
         )
 
 
@@ -111,20 +125,13 @@ def render_detail(console: Console, detail: SessionDetail) -> None:
         facts.append(("parent", f"{detail.parent.session_id}{known} {detail.parent.title or ''}"))
     for child in detail.children:
         facts.append(("child", f"{child.session_id} {_one_line(child.title)}"))
+    info = Grid(Column("", "label"), Column("", "name", wrap=True), show_header=False)
     for name, value in facts:
         if value:
-            console.print(f"  {name:<12} {value}", highlight=False, markup=False)
+            info.add_row(name, value.rstrip())
+    info.show(console)
     if detail.tokens.num_rows:
-        tokens = Table(title="tokens by model")
-        names = ("model", "calls", "input_tokens", "cache_write_tokens", "cache_read_tokens",
-                 "output_tokens", "reasoning_tokens", "total_tokens")  # fmt: skip
-        for col in names:
-            tokens.add_column(
-                col.removesuffix("_tokens"), justify="left" if col == "model" else "right"
-            )
-        for row in detail.tokens.to_pylist():
-            tokens.add_row(*(row[c] if c == "model" else f"{row[c]:,}" for c in names))
-        console.print(tokens)
+        _tokens(console, detail)
     notes = cut_lines(detail.cut)
     for line in notes:
         console.print(line, style="yellow", highlight=False, markup=False)
@@ -135,6 +142,34 @@ def render_detail(console: Console, detail: SessionDetail) -> None:
         console.print(line, style="yellow", highlight=False, markup=False)
     if notes:
         console.print("pass --full to see every event", highlight=False)
+
+
+def _tokens(console: Console, detail: SessionDetail) -> None:
+    """Tokens by model and provider: every measure at full width, below it cache writes
+    and reads in one column; the reasoning and call counts go first when a long model
+    name needs their room."""
+    wide = is_wide(console)
+    measures = (
+        ("calls", "input", "output", "cache write", "cache read", "reasoning", "total")
+        if wide
+        else ("calls", "input", "output", "cache", "total")
+    )
+    grid = Grid(
+        Column("model", "name"),
+        Column("provider", "label"),
+        *(Column(m, "number", drop={"calls": 1, "reasoning": 2}.get(m, 0)) for m in measures),
+        title="tokens by model",
+    )
+    for row in detail.tokens.to_pylist():
+        cache = row["cache_write_tokens"] + row["cache_read_tokens"]
+        values = {
+            "calls": row["calls"], "input": row["input_tokens"], "output": row["output_tokens"],
+            "cache write": row["cache_write_tokens"], "cache read": row["cache_read_tokens"],
+            "cache": cache, "reasoning": row["reasoning_tokens"], "total": row["total_tokens"],
+        }  # fmt: skip
+        provider = row.get("provider") or detail.session.provider
+        grid.add_row(row["model"], provider, *(count(values[m]) for m in measures))
+    grid.show(console)
 
 
 def _event(console: Console, e: dict[str, Any]) -> None:

@@ -1,0 +1,126 @@
+"""Rendering of ``agentlake import`` and ``sources`` for the CLI: the plan (one row per
+source and its continuity decision), the run's summary line, and the provider registry.
+
+Column policy (:mod:`agentlake.tables`): source paths and provider roots wrap only at
+``/``, ``-``, ``.`` and spaces; the registry's test list goes first at 80 columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from rich.console import Console
+
+from agentlake.extract.providers import ProviderSpec
+
+from .plan import Plan
+from .run import ImportResult
+from .tables import Column, Grid, count, is_wide
+
+
+def render_plan(console: Console, plan: Plan, *, errors: Console) -> None:
+    """The plan as a table (or one line when discovery found nothing), each refusal
+    on ``errors``, then the count of sources and bytes to read."""
+    if not plan.sources:
+        console.print(
+            f"no sources under the provider roots for workspace {plan.workspace!r}; "
+            "`agentlake doctor` shows the roots searched and why each is empty",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+        return
+    grid = Grid(
+        Column("provider", "label"),
+        Column("continuity", "label"),
+        Column("action", "label"),
+        Column("bytes", "number"),
+        Column("path", "name", wrap=True),
+        title=f"plan for workspace {plan.workspace!r}",
+    )
+    for s in plan.sources:
+        grid.add_row(s.provider, s.continuity, s.action, count(s.pending_bytes), str(s.path))
+    grid.show(console)
+    for s in plan.sources:
+        if s.action == "refuse":
+            errors.print(f"refused: {s.code}: {s.path}: {s.message}", highlight=False)
+    console.print(f"{len(plan.sources)} sources, {plan.bytes_to_read:,} bytes to read")
+
+
+def render_summary(console: Console, result: ImportResult) -> None:
+    """The run's summary line (wrapped between words at the console's width) and what
+    is still pending."""
+    totals = result.totals()
+    console.print(
+        f"import #{result.import_id}: {totals['sources_seen']} sources "
+        f"({totals['sources_imported']} imported, {totals['sources_unchanged']} unchanged, "
+        f"{totals['sources_failed']} refused), {totals['records']:,} records, "
+        f"{totals['events']:,} new events, {totals['usage_rows']:,} new calls, "
+        f"{totals['rejected']:,} rejected in {result.seconds:.2f}s",
+        highlight=False,
+        soft_wrap=False,
+    )
+    if totals["pending_bytes"]:
+        why = "the time budget was spent; " if result.budget_spent else ""
+        console.print(
+            f"{totals['pending_bytes']:,} bytes pending ({why}the next run reads them)",
+            highlight=False,
+            soft_wrap=False,
+        )
+
+
+def render_problems(errors: Console, result: ImportResult) -> None:
+    """Warnings about the options, each rejected span and each source refused for the
+    first time, one line each, and how many are still refused as reported before
+    (whatever the output format: these go to stderr)."""
+    for warning in result.warnings:
+        errors.print(f"warning: {warning}", highlight=False)
+    for s in result.sources:
+        for line in s.reject_lines():
+            errors.print(f"rejected: {line}", highlight=False, soft_wrap=True)
+        if s.rejected > len(s.reject_samples):
+            errors.print(
+                f"rejected: {s.planned.path}: {s.rejected - len(s.reject_samples)} more; "
+                "see the rejects table",
+                highlight=False,
+                soft_wrap=True,
+            )
+    for s in result.newly_refused:
+        errors.print(f"refused: {s.code}: {s.planned.path}: {s.message}", highlight=False)
+    if still := len(result.still_refused):
+        errors.print(
+            f"{still} source{'s' if still > 1 else ''} still refused as reported before "
+            "— see `agentlake doctor`",
+            highlight=False,
+        )
+
+
+def render_providers(
+    console: Console, registry: Sequence[ProviderSpec], *, home: Path, env: Mapping[str, str]
+) -> None:
+    """The provider registry as a conformance matrix; roots as they resolve for
+    ``home`` and ``env``. Below 120 columns the aliases go under the id (indented), and the
+    capabilities and the tests that prove each provider go first."""
+    wide = is_wide(console)
+    grid = Grid(
+        Column("id", "label"),
+        *((Column("aliases", "label"),) if wide else ()),
+        Column("formats", "label"),
+        Column("capabilities", "label", drop=2),
+        Column("adapter", "label"),
+        Column("roots", "name", wrap=True),
+        Column("proved by", "name", wrap=True, drop=1),
+        title="providers",
+    )
+    for p in registry:
+        aliases = "\n".join(p.aliases) or "—"
+        grid.add_row(
+            *((p.id, aliases) if wide else ("\n".join([p.id, *(f"  {a}" for a in p.aliases)]),)),
+            "\n".join(f"{f.name} ({f.position_kind})" for f in p.formats),
+            "\n".join(sorted(p.capabilities)),
+            p.adapter_version,
+            "\n".join(str(r.path) for r in p.roots(home, env)),
+            "\n".join(p.fixtures + p.tests),
+        )
+    grid.show(console)

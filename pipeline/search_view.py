@@ -1,0 +1,66 @@
+"""Rendering of ``agentlake search`` results for the CLI: one row per hit, its snippet
+with the query's words highlighted, then how to fetch the next page.
+
+Column policy (:mod:`agentlake.tables`): the snippet keeps at least 40 characters; the
+score goes first when the width runs out, then the provider (needed only when two
+providers share a session id), then the time (a date below 120 columns). Session ids
+keep at least 8 characters and are shown whole when the width allows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rich.console import Console
+from rich.text import Text
+
+from .search import SearchHit, SearchPage
+from .tables import Column, Grid, is_wide, say_nothing, when
+
+
+def render_hits(
+    console: Console,
+    page: SearchPage,
+    *,
+    query: str,
+    workspace: str,
+    filters: Mapping[str, object] | None = None,
+    continued: bool = False,
+) -> None:
+    """The page's hits as a table, or one line when there are none (naming the query,
+    ``workspace`` and the ``filters`` given); then the cursor of the next page."""
+    if not page.hits:
+        say_nothing(
+            console,
+            f"hits for {query!r}",
+            workspace=workspace,
+            filters=filters,
+            continued=continued,
+        )
+        return
+    grid = Grid(
+        Column("score", "number", drop=3),
+        Column("session", "id"),
+        Column("provider", "label", drop=2),
+        Column("kind", "label"),
+        Column("when", "when", drop=1),
+        Column("snippet", "text", wrap=True, floor=40),
+        title=f"search: {query}",
+    )
+    wide = is_wide(console)
+    for h in page.hits:
+        at = when(h.ts) if wide or h.ts is None else f"{h.ts:%Y-%m-%d}"
+        grid.add_row(f"{h.score:.2f}", h.session_id, h.provider, h.kind, at, highlighted(h))
+    grid.show(console)
+    if page.next_cursor:
+        console.print(
+            f"more: --cursor {page.next_cursor}", highlight=False, markup=False, soft_wrap=True
+        )
+
+
+def highlighted(hit: SearchHit) -> Text:
+    """The hit's snippet with the query's words in bold yellow."""
+    text = Text(hit.snippet)
+    for start, end in hit.highlights:
+        text.stylize("bold yellow", start, end)
+    return text
