@@ -207,6 +207,9 @@ class CatalogWriter:
             amended = pa.concat_tables([r.amended for r in data])
             if amended.num_rows:
                 tables["batch_amended"] = amended
+            limits = pa.concat_tables([r.rate_limits for r in data])
+            if limits.num_rows:
+                tables["batch_rate_limits"] = limits
         new_events: dict[str, int] = {}
         new_usage: dict[str, int] = {}
         with transaction(con, **tables):
@@ -236,6 +239,11 @@ class CatalogWriter:
                         con,
                         "SELECT source_id, count(*) FROM usage_winners WHERE NOT existing GROUP BY ALL",
                     )
+                if "batch_rate_limits" in tables:
+                    limits_sql = _with_sessions(
+                        sql.query("insert_rate_limits"), tables["batch_rate_limits"]
+                    )
+                    run_script(con, limits_sql, params)
             if tables["batch_rejects"].num_rows:
                 con.execute(
                     'INSERT INTO rejects SELECT $workspace, source_id, "offset", length, reason, detail, '
