@@ -22,6 +22,8 @@ SCOPED_TABLES: Final = (
     "rejects",
     "usage_costed",
     "usage_daily",
+    "session_rollup",
+    "rate_limits",
 )
 
 

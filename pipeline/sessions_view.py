@@ -16,6 +16,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from .reports_view import limits_table
 from .sessions import BucketCut, SessionDetail, SessionPage, TimelineCut
 
 _PREVIEW = 48
@@ -32,8 +33,16 @@ def _one_line(text: str | None, width: int = _PREVIEW) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+def _tokens(total: int | None, index: int | None) -> str:
+    """A session's tokens: the sum of its calls, else the thread index's figure, marked."""
+    if not total and index:
+        return f"{index:,}*"
+    return f"{total or 0:,}"
+
+
 def render_page(console: Console, page: SessionPage) -> None:
-    """A listing page as a table, then how to fetch the next page."""
+    """A listing page as a table, then how to fetch the next page. A session without
+    calls shows its thread index's token figure, marked with ``*`` and explained."""
     # Fixed columns keep their width; the preview takes what is left of the console.
     table = Table(
         title=f"sessions (as of import #{page.snapshot})",
@@ -55,9 +64,15 @@ def render_page(console: Console, page: SessionPage) -> None:
             _one_line(row["title"] or row["first_prompt"] or row["preview"]) or "—",
             f"{row['prompts']:,}",
             f"{row['events']:,}",
-            f"{row['total_tokens'] or 0:,}",
+            _tokens(row["total_tokens"], row["index_tokens"]),
         )
     console.print(table)
+    if any(not r["total_tokens"] and r["index_tokens"] for r in page.sessions.to_pylist()):
+        console.print(
+            "* from the provider's thread index: the session has no calls (its transcript "
+            "is gone); in no report total",
+            highlight=False,
+        )
     if page.sessions.num_rows == 0:
         console.print("no sessions match", highlight=False)
     if page.next_cursor:
@@ -91,7 +106,9 @@ def _cut_line(noun: str, b: BucketCut) -> str:
 
 
 def render_detail(console: Console, detail: SessionDetail) -> None:
-    """Metadata, tokens by model, then the timeline (with what was cut, above and below)."""
+    """Metadata, its tree and tokens (its own and its subtree's; the thread index's
+    figure, marked), tokens by model, its latest rate limits, then the timeline (with
+    what was cut, above and below)."""
     s = detail.session
     console.print(f"session {s.session_id} ({s.provider})", style="bold", highlight=False)
     facts = [
@@ -111,6 +128,7 @@ def render_detail(console: Console, detail: SessionDetail) -> None:
         facts.append(("parent", f"{detail.parent.session_id}{known} {detail.parent.title or ''}"))
     for child in detail.children:
         facts.append(("child", f"{child.session_id} {_one_line(child.title)}"))
+    facts += _tree_facts(detail)
     for name, value in facts:
         if value:
             console.print(f"  {name:<12} {value}", highlight=False, markup=False)
@@ -125,6 +143,8 @@ def render_detail(console: Console, detail: SessionDetail) -> None:
         for row in detail.tokens.to_pylist():
             tokens.add_row(*(row[c] if c == "model" else f"{row[c]:,}" for c in names))
         console.print(tokens)
+    if detail.rate_limits is not None and detail.rate_limits.num_rows:
+        console.print(limits_table(detail.rate_limits, "rate limits (its latest snapshot, UTC)"))
     notes = cut_lines(detail.cut)
     for line in notes:
         console.print(line, style="yellow", highlight=False, markup=False)
@@ -135,6 +155,34 @@ def render_detail(console: Console, detail: SessionDetail) -> None:
         console.print(line, style="yellow", highlight=False, markup=False)
     if notes:
         console.print("pass --full to see every event", highlight=False)
+
+
+def _tree_facts(detail: SessionDetail) -> list[tuple[str, str | None]]:
+    """The session's root (when it has one above it), its own tokens, its subtree's
+    (when it has descendants) and the thread index's figure."""
+    s, tree = detail.session, detail.tree
+    facts: list[tuple[str, str | None]] = []
+    if tree is not None:
+        if tree.depth:
+            facts.append(("root", f"{tree.root_session_id} (depth {tree.depth})"))
+        own, sub = tree.own, tree.subtree
+        if own.calls or not s.index_tokens:
+            facts.append(("tokens", f"{own.total_tokens:,} in {own.calls:,} calls"))
+        if tree.subtree_sessions > 1:
+            facts.append((
+                "with subtree",
+                f"{sub.total_tokens:,} in {sub.calls:,} calls of {tree.subtree_sessions:,} "
+                "sessions (it and every descendant)",
+            ))  # fmt: skip
+    if s.index_tokens and not s.total_tokens:
+        facts.append((
+            "tokens",
+            f"{s.index_tokens:,} from the thread index (no calls: the transcript is gone; "
+            "no day, model or cost, in no report total)",
+        ))  # fmt: skip
+    elif s.index_tokens and s.index_tokens != s.total_tokens:
+        facts.append(("thread index", f"{s.index_tokens:,} tokens (differs; the calls count)"))
+    return facts
 
 
 def _event(console: Console, e: dict[str, Any]) -> None:

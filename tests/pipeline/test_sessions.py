@@ -656,7 +656,15 @@ def all_pages_on(con: duckdb.DuckDBPyConnection, **filters: Any) -> list[str]:
 
 # -- CLI ---------------------------------------------------------------------------------
 LIST_SHAPE = {"sessions", "next_cursor"}
-SHOW_SHAPE = {"session", "parent", "children", "tokens", "bounds", "cut", "timeline"}
+SHOW_SHAPE = {
+    "session", "parent", "children", "tokens", "tree", "totals", "rate_limits", "bounds", "cut",
+    "timeline",
+}  # fmt: skip
+TREE_SHAPE = {"root_session_id", "depth", "children_count", "subtree_sessions"}
+TOTALS_SHAPE = {
+    "calls", "input_tokens", "cache_write_tokens", "cache_write_1h_tokens", "cache_read_tokens",
+    "output_tokens", "reasoning_tokens", "total_tokens",
+}  # fmt: skip
 SESSION_SHAPE = set(LISTED_COLUMNS)
 DETAIL_SESSION_SHAPE = SESSION_SHAPE | {"git_branch", "cli_version", "lifecycle", "archived"}
 TOKENS_SHAPE = {
@@ -691,6 +699,10 @@ def test_cli_list_and_show_json_shapes(run_cli: CliRunner, demo: Path) -> None:
     assert set(detail["session"]) == DETAIL_SESSION_SHAPE
     assert detail["session"]["session_id"] == target
     assert all(set(t) == TOKENS_SHAPE for t in detail["tokens"]) and detail["tokens"]
+    assert set(detail["tree"]) == TREE_SHAPE and set(detail["totals"]) == {"own", "subtree"}
+    assert all(set(t) == TOTALS_SHAPE for t in detail["totals"].values())
+    assert detail["totals"]["own"]["total_tokens"] == detail["session"]["total_tokens"]
+    assert isinstance(detail["rate_limits"], list)
     assert set(detail["bounds"]) == BOUNDS_SHAPE
     assert set(detail["cut"]) == {"prompts", "responses", "tools"}
     assert all(set(c) == CUT_SHAPE for c in detail["cut"].values())
