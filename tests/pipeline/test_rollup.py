@@ -12,6 +12,7 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
+import agentlake
 from agentlake.cli import app
 from agentlake.errors import ConfigurationError
 from agentlake.load.catalog import open_for_write
@@ -305,3 +306,11 @@ def test_show_prints_the_subtree_and_the_root(tree_catalog: Path) -> None:
     )
     assert f"root         {ROOT} (depth 2)" in leaf.stdout
     assert "with subtree" not in leaf.stdout
+
+
+def test_the_python_facade_rolls_up_too(tree_catalog: Path) -> None:
+    lake = agentlake.open(tree_catalog)
+    rows = lake.report("session", rollup=True)
+    assert rows.column("sessions").to_pylist() == [2, 1, 3]
+    assert lake.report_full("session", rollup=True, breakdown=True).rollup
+    assert lake.limits().rows.num_rows == 0  # Claude Code writes no rate-limit snapshots
