@@ -10,7 +10,7 @@ each call once, whatever loops the parent links make.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, astuple, dataclass, field
 from typing import Any
 
 import duckdb
@@ -72,24 +72,30 @@ def session_tree(
     *,
     children_count: int,
 ) -> SessionTree:
-    """The tree facts and totals of one session of the catalog on ``con``
-    (``sql/queries/sessions_subtree.sql``)."""
+    """The tree facts and totals of one session of the catalog on ``con``: its subtree
+    from ``session_rollup`` (``sql/queries/sessions_subtree.sql``), then the calls of
+    those sessions (``sessions_subtree_totals.sql``)."""
     key = {"workspace": workspace, "provider": provider, "session_id": session_id}
-    rows = con.execute(sql.query("sessions_subtree"), key).to_arrow_table().to_pylist()
-    if not rows:  # not in the catalog (the caller resolved it: it was removed meanwhile)
+    found = con.execute(sql.query("sessions_subtree"), key).fetchone()
+    if found is None or found[0] is None:  # not in the catalog (removed since it was resolved)
         return SessionTree(session_id, children_count=children_count)
-    scopes = {row["scope"]: row for row in rows}
-    first = rows[0]
-
-    def totals(scope: str) -> TokenTotals:
-        row = scopes[scope]
-        return TokenTotals(int(row["calls"]), *(int(row[name]) for name in TOKEN_FIELDS))
-
+    root, depth, subtree = str(found[0]), int(found[1]), [str(s) for s in found[2]]
+    query = sql.query("sessions_subtree_totals").replace("/* sessions */", sql.literals(subtree))
+    sums = {bool(row["own"]): row for row in con.execute(query, key).to_arrow_table().to_pylist()}
+    own = _totals(sums.get(True))
+    rest = _totals(sums.get(False))
     return SessionTree(
-        root_session_id=str(first["root_session_id"]),
-        depth=int(first["depth"]),
+        root_session_id=root,
+        depth=depth,
         children_count=children_count,
-        subtree_sessions=int(first["sessions"]),
-        own=totals("own"),
-        subtree=totals("subtree"),
+        subtree_sessions=len(subtree),
+        own=own,
+        subtree=TokenTotals(*(a + b for a, b in zip(astuple(own), astuple(rest), strict=True))),
     )
+
+
+def _totals(row: dict[str, Any] | None) -> TokenTotals:
+    """The totals of one row of ``sessions_subtree_totals`` (none: no call)."""
+    if row is None:
+        return TokenTotals()
+    return TokenTotals(int(row["calls"]), *(int(row[name]) for name in TOKEN_FIELDS))

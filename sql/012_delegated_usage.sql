@@ -39,10 +39,14 @@ CREATE TABLE rate_limits (
     import_id       BIGINT NOT NULL
 );
 
+-- Most sessions have no parent: they are their own roots and skip the walk, which starts
+-- only from the sessions that name one (the window that finds each walk's end then
+-- orders a few rows, not every session).
 CREATE VIEW session_rollup AS
 WITH RECURSIVE walk (workspace, provider, session_id, up, next_parent, depth) AS (
     SELECT workspace, provider, session_id, [session_id], parent_session_id, 0
     FROM sessions
+    WHERE parent_session_id IS NOT NULL
     UNION ALL
     SELECT w.workspace, w.provider, w.session_id, list_append(w.up, p.session_id),
            p.parent_session_id, w.depth + 1
@@ -63,6 +67,11 @@ rooted AS (
            CASE WHEN loop_at IS NULL THEN up[-1] ELSE list_min(up[loop_at:]) END AS root_session_id
     FROM ends
 )
+SELECT workspace, provider, session_id AS root_session_id, session_id, 0 AS depth,
+       [session_id] AS lineage
+FROM sessions
+WHERE parent_session_id IS NULL
+UNION ALL
 SELECT workspace, provider, root_session_id, session_id,
        list_position(up, root_session_id) - 1 AS depth,
        list_reverse(up[:list_position(up, root_session_id)]) AS lineage

@@ -7,16 +7,32 @@
 -- window resets (negative, `reset_passed`: it has reset since, and the percentage no
 -- longer holds).
 -- Parameters: $workspace, $provider, $session_id, $tz, $now_epoch
-WITH latest AS (
-    SELECT *, coalesce(limit_id, provider) AS limit_name
+-- The newest time of each group is found first (an aggregate of three keys); only the
+-- rows at that time are then ranked (ordering every snapshot by several keys cost five
+-- times as much).
+WITH newest AS (
+    SELECT provider,
+           coalesce(limit_id, provider)                                              AS limit_name,
+           coalesce(window_minutes, CASE window_kind WHEN 'primary' THEN -1 ELSE -2 END) AS window_key,
+           max(ts)                                                                   AS ts
     FROM rate_limits
     WHERE workspace = $workspace
       AND ($provider IS NULL OR provider = $provider)
       AND ($session_id IS NULL OR session_id = $session_id)
+    GROUP BY ALL
+),
+latest AS (
+    SELECT r.*, n.limit_name
+    FROM rate_limits r
+    JOIN newest n
+      ON r.provider = n.provider AND r.ts = n.ts
+     AND coalesce(r.limit_id, r.provider) = n.limit_name
+     AND coalesce(r.window_minutes, CASE r.window_kind WHEN 'primary' THEN -1 ELSE -2 END) = n.window_key
+    WHERE r.workspace = $workspace
+      AND ($session_id IS NULL OR r.session_id = $session_id)
     QUALIFY row_number() OVER (
-        PARTITION BY provider, coalesce(limit_id, provider),
-                     coalesce(CAST(window_minutes AS VARCHAR), window_kind)
-        ORDER BY ts DESC, session_id DESC, source_offset DESC, window_kind
+        PARTITION BY n.provider, n.limit_name, n.window_key
+        ORDER BY r.session_id DESC, r.source_offset DESC, r.window_kind
     ) = 1
 )
 SELECT
