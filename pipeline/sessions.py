@@ -27,8 +27,8 @@ each bucket. ``bounds=None`` streams every event in chunks instead.
 records for the session (Codex ``state_5.sqlite``), null when it records none. It is
 never a call and never in ``total_tokens`` (the sum of the session's calls): a listing
 shows it, marked, in place of a total of 0 (a thread whose rollout is gone); when the
-session has calls they win, and ``sessions show`` prints the index figure beside them
-for comparison only.
+session has calls they win, and ``sessions show`` prints the index figure beside them,
+for comparison, only when the two differ.
 
 JSON shapes (``agentlake sessions … --json``; stable, new keys may be added)::
 
