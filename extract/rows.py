@@ -1,7 +1,7 @@
 """Column builders that adapters emit rows into.
 
 An adapter maps one provider record to zero or more rows by calling :meth:`RowSink.event`,
-:meth:`RowSink.usage` and :meth:`RowSink.session`. The sink keeps each row as a tuple of
+:meth:`RowSink.usage`, :meth:`RowSink.session` and :meth:`RowSink.rate_limit`. The sink keeps each row as a tuple of
 its values, in its schema's column order, and :meth:`RowSink.build` turns the rows into
 Arrow columns in bulk (one conversion of the rows as a struct array, in C), which is far
 cheaper than building a dict or an Arrow row per record, appending to a list per column,
@@ -11,7 +11,7 @@ or converting each column apart.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any
@@ -20,10 +20,12 @@ import pyarrow as pa
 
 from .schema import (
     RAW_EVENT_SCHEMA,
+    RAW_RATE_LIMIT_SCHEMA,
     RAW_SESSION_SCHEMA,
     RAW_USAGE_SCHEMA,
     RETRACTION_SCHEMA,
     BlockType,
+    WindowKind,
 )
 
 
@@ -42,15 +44,17 @@ class RawTables:
     usage: pa.Table
     sessions: pa.Table
     retractions: pa.Table
+    rate_limits: pa.Table = field(default_factory=RAW_RATE_LIMIT_SCHEMA.empty_table)
 
     def tagged(self, source_id: str) -> RawTables:
-        """These tables with a ``source_id`` column on events and usage, so batches of
-        several sources can be concatenated and transformed together."""
+        """These tables with a ``source_id`` column on events, usage and rate limits, so
+        batches of several sources can be concatenated and transformed together."""
         return RawTables(
             with_constant(self.events, "source_id", source_id),
             with_constant(self.usage, "source_id", source_id),
             self.sessions,
             self.retractions,
+            with_constant(self.rate_limits, "source_id", source_id),
         )
 
     @staticmethod
@@ -61,6 +65,7 @@ class RawTables:
             pa.concat_tables([p.usage for p in parts]),
             pa.concat_tables([p.sessions for p in parts]),
             pa.concat_tables([p.retractions for p in parts]),
+            pa.concat_tables([p.rate_limits for p in parts]),
         )
 
 
@@ -82,6 +87,7 @@ class RowSink:
         self._usage: list[tuple[Any, ...]] = []
         self._sessions: dict[str, dict[str, Any]] = {}
         self._retracted: list[tuple[str, str]] = []
+        self._rate_limits: list[tuple[Any, ...]] = []  # in RAW_RATE_LIMIT_SCHEMA's order
         # (session, native id) -> how many events and calls were emitted before its
         # latest withdrawal: those of its rows are dropped when the batch is built.
         self._withdrawn: dict[tuple[str, str], tuple[int, int]] = {}
@@ -178,6 +184,35 @@ class RowSink:
             if value is not None:
                 row[key] = value
 
+    def rate_limit(
+        self,
+        session_id: str,
+        ts: str | None,
+        window_kind: WindowKind,
+        used_percent: float | None,
+        offset: int,
+        *,
+        limit_id: str | None = None,
+        window_minutes: int | None = None,
+        resets_at: int | None = None,
+        resets_in: int | None = None,
+        plan_type: str | None = None,
+    ) -> None:
+        """Emit one window of a rate-limit snapshot: its reset as epoch seconds
+        (``resets_at``) or as seconds after ``ts`` (``resets_in``)."""
+        self._rate_limits.append((
+            session_id,
+            ts,
+            limit_id,
+            window_kind,
+            used_percent,
+            window_minutes,
+            resets_at,
+            resets_in,
+            plan_type,
+            offset,
+        ))  # fmt: skip
+
     def retract(self, session_id: str, native_id: str) -> None:
         """Withdraw every event and call of one native message: those emitted earlier in
         this batch now, those already in the catalog when the batch is committed (a
@@ -198,7 +233,13 @@ class RowSink:
         if self._withdrawn:
             events = self._kept(events, 0)
             usage = self._kept(usage, 1)
-        return RawTables(events, usage, self._session_table(), self._retraction_table())
+        return RawTables(
+            events,
+            usage,
+            self._session_table(),
+            self._retraction_table(),
+            _table(self._rate_limits, RAW_RATE_LIMIT_SCHEMA),
+        )
 
     def _session_table(self) -> pa.Table:
         return _table(self._session_rows(), RAW_SESSION_SCHEMA)
@@ -215,14 +256,15 @@ class RowSink:
         return set(map(itemgetter(0), self._retracted))
 
     def sessions_touched(self) -> set[str]:
-        """Every session this batch has rows of (events, calls, session fields or
-        withdrawals)."""
+        """Every session this batch has rows of (events, calls, session fields, rate
+        limits or withdrawals)."""
         first = itemgetter(0)  # each row's session id, taken in C
         return {
             *map(first, self._events),
             *map(first, self._usage),
             *self._sessions,
             *map(first, self._retracted),
+            *map(first, self._rate_limits),
         }
 
     def last_event(self) -> pa.Table:
@@ -297,4 +339,5 @@ def _converted_together(parts: list[tuple[RowSink, str]]) -> RawTables:
         tagged([sink._usage for sink, _ in parts], RAW_USAGE_SCHEMA),
         _table(list(sessions), RAW_SESSION_SCHEMA),
         RETRACTION_SCHEMA.empty_table(),
+        tagged([sink._rate_limits for sink, _ in parts], RAW_RATE_LIMIT_SCHEMA),
     )

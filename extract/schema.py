@@ -100,6 +100,27 @@ RAW_SESSION_SCHEMA: Final = pa.schema(
         # Times a provider's index records (ISO-8601); merged with the events' times.
         ("started_at", pa.string()),
         ("updated_at", pa.string()),
+        # The token total a provider's own thread index records for the session (Codex
+        # threads.tokens_used): never a call, kept apart from usage.
+        ("index_tokens", pa.int64()),
+    ]
+)
+
+WindowKind = Literal["primary", "secondary"]
+WINDOW_KINDS: Final[tuple[WindowKind, ...]] = get_args(WindowKind)
+
+RAW_RATE_LIMIT_SCHEMA: Final = pa.schema(
+    [
+        ("session_id", pa.string()),
+        ("ts", pa.string()),  # ISO-8601 time of the record that carried the snapshot
+        ("limit_id", pa.string()),  # the limit measured, when the snapshot names it
+        ("window_kind", pa.string()),  # WindowKind
+        ("used_percent", pa.float64()),
+        ("window_minutes", pa.int64()),
+        ("resets_at", pa.int64()),  # epoch seconds, when written as a time
+        ("resets_in", pa.int64()),  # seconds after ``ts``, when written as a countdown
+        ("plan_type", pa.string()),
+        ("source_offset", pa.int64()),
     ]
 )
 

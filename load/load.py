@@ -211,6 +211,9 @@ class CatalogWriter:
             amended = pa.concat_tables([r.amended for r in data])
             if amended.num_rows:
                 tables["batch_amended"] = amended
+            limits = pa.concat_tables([r.rate_limits for r in data])
+            if limits.num_rows:
+                tables["batch_rate_limits"] = limits
         new_events: dict[str, int] = {}
         new_usage: dict[str, int] = {}
         forgot = any(piece.restart for piece in pieces)
@@ -241,6 +244,11 @@ class CatalogWriter:
                 if tables["batch_usage"].num_rows:
                     run_script(con, self._session_script("merge_usage"), params)
                     new_usage = _counts(con, count_calls)
+                if "batch_rate_limits" in tables:
+                    limits_sql = _with_sessions(
+                        sql.query("insert_rate_limits"), tables["batch_rate_limits"]
+                    )
+                    run_script(con, limits_sql, params)
             if forgot:
                 con.execute(";\n".join(let_go))
             if tables["batch_rejects"].num_rows:

@@ -17,6 +17,7 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from .limits import LimitsReport
     from .reports import Report, ReportKind
     from .run import ImportResult
     from .search import SearchHit
@@ -56,13 +57,27 @@ class Lake:
         return result.breakdown if result.breakdown is not None else result.rows
 
     def report_full(self, kind: ReportKind = "daily", **options: Any) -> Report:
-        """The whole :class:`agentlake.reports.Report`: rows, breakdown and totals."""
+        """The whole :class:`agentlake.reports.Report`: rows, breakdown and totals
+        (``rollup=True``: the session report per root session)."""
         from .reports import ReportFilter, report
 
         breakdown = bool(options.pop("breakdown", False))
+        rollup = bool(options.pop("rollup", False))
         return report(
-            self.catalog, self.workspace, kind, ReportFilter(**options), breakdown=breakdown
+            self.catalog,
+            self.workspace,
+            kind,
+            ReportFilter(**options),
+            breakdown=breakdown,
+            rollup=rollup,
         )
+
+    def limits(self, **options: Any) -> LimitsReport:
+        """The latest rate-limit snapshot per provider, limit and window (``tz``,
+        ``provider`` as in :func:`agentlake.limits.limits_report`)."""
+        from .limits import limits_report
+
+        return limits_report(self.catalog, self.workspace, **options)
 
     def unpriced(self, **filters: Any) -> pa.Table:
         """Models whose calls have no price, with their token volume."""

@@ -620,6 +620,13 @@ def _report_command(kind: ReportKind) -> Callable[..., None]:
         model: ModelOpt = None,
         project: ProjectOpt = None,
         breakdown: BreakdownOpt = False,
+        # Offered by the session report only (elsewhere hidden, and refused by the library).
+        rollup: bool = typer.Option(
+            False,
+            "--rollup",
+            help="One row per root session, its subagents' and spawned threads' calls folded in.",
+            hidden=kind != "session",
+        ),
         prices: PricesOpt = None,
         csv: CsvOpt = False,
         wait: ReadWaitOpt = False,
@@ -639,6 +646,7 @@ def _report_command(kind: ReportKind) -> Callable[..., None]:
                 kind,
                 flt,
                 breakdown=breakdown,
+                rollup=rollup,
                 prices=resolve_price_overrides(prices),
             )
             if json:
@@ -656,6 +664,29 @@ def _report_command(kind: ReportKind) -> Callable[..., None]:
 
 for _kind, _help in _REPORT_HELP.items():
     report_app.command(_kind, help=_help)(_report_command(_kind))
+
+
+@report_app.command("limits")
+def report_limits(
+    tz: TzOpt = "UTC",
+    provider: ReportProviderOpt = None,
+    wait: ReadWaitOpt = False,
+    catalog: CatalogOpt = None,
+    workspace: WorkspaceOpt = None,
+    json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """How close each plan is to its rate limits: the latest snapshot per provider and
+    window (used %, window length, reset time in --tz, and how old the snapshot is)."""
+
+    def action() -> None:
+        from .limits import limits_report
+        from .reports_view import render_limits
+
+        result = limits_report(_catalog(catalog), _workspace(workspace), tz=tz, provider=provider)
+        _print_json(result.to_json()) if json else render_limits(out, result)
+
+    _guard(debug, action, wait=wait)
 
 
 prices_app = typer.Typer(no_args_is_help=True, help="The prices costs are computed with.")

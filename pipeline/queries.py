@@ -34,6 +34,8 @@ SCOPED_TABLES: Final = (
     "rejects",
     "usage_costed",
     "usage_daily",
+    "session_rollup",
+    "rate_limits",
 )
 # The same for every workspace: the prices costs are computed with.
 SHARED_TABLES: Final = ("prices", "price_aliases")

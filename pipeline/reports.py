@@ -3,6 +3,12 @@
 Every report reads the calls of one workspace through the ``report_calls`` table macro
 (sql/queries/report_calls.sql), so the filters mean the same thing everywhere, and
 returns Arrow tables; the CLI decides between a table, JSON and CSV.
+
+The session report can fold every session's calls into the root of its tree of parent
+links (``rollup``: subagents, spawned threads and forks under the session that started
+them, through the ``session_rollup`` view), and lists apart the sessions without calls
+whose provider's thread index records a token total (``index_only``), which no total
+includes.
 """
 
 from __future__ import annotations
@@ -86,6 +92,8 @@ _KEYS: Final[dict[str, tuple[str, ...]]] = {
     "model": ("provider", "model"),
     "project": ("project_path",),
 }
+# Columns of the per-model rows that say how many sessions a row holds (its extra member).
+_SESSION_COUNTS: Final = ("project_sessions", "root_sessions")
 # The JSON key of each report's rows (ccusage's names where it has the report).
 ROWS_KEY: Final[dict[str, str]] = {
     "daily": "daily", "weekly": "weekly", "monthly": "monthly", "session": "sessions",
@@ -105,13 +113,17 @@ class Report:
     """One report: ``rows`` (one per period, session, model, project or block, in the
     report's order), ``breakdown`` (one row per row key × provider × model, when asked
     for) and ``totals`` over all rows (``cost_usd`` sums the priced calls; it is ``None``
-    when no call is priced)."""
+    when no call is priced). A session report ``rollup`` has one row per root session,
+    whose ``sessions`` counts the sessions its calls come from; ``index_only`` lists the
+    sessions without calls whose thread index records a token total (in no total)."""
 
     kind: ReportKind
     filter: ReportFilter
     rows: pa.Table
     breakdown: pa.Table | None
     totals: dict[str, Any]
+    rollup: bool = False
+    index_only: pa.Table | None = None
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -134,13 +146,18 @@ class Report:
             nested = self.parts()
             for row in rows:
                 row["breakdown"] = nested.get(tuple(row[k] for k in self.keys), [])
-        return {
+        doc: dict[str, Any] = {
             "version": JSON_VERSION,
             "report": self.kind,
             "filters": self.filter.to_json(),
-            ROWS_KEY[self.kind]: rows,
-            "totals": self.totals,
         }
+        if self.rollup:
+            doc["rollup"] = True
+        doc[ROWS_KEY[self.kind]] = rows
+        if self.index_only is not None and self.index_only.num_rows:
+            doc["index_only"] = self.index_only.to_pylist()
+        doc["totals"] = self.totals
+        return doc
 
 
 def report(
@@ -150,6 +167,7 @@ def report(
     flt: ReportFilter,
     *,
     breakdown: bool = False,
+    rollup: bool = False,
     now: datetime | None = None,
     prices: PriceOverrides | None = None,
 ) -> Report:
@@ -157,12 +175,16 @@ def report(
     ``daily``/``weekly``/``monthly`` (periods in ``flt.tz``, oldest first), ``session``
     (most recent first), ``model`` and ``project`` (most expensive first) or ``blocks``
     (5-hour billing windows, oldest first; ``now`` decides which one is active).
-    ``breakdown`` adds per-model rows inside each period, session or project; ``prices``
-    (user price overrides) take precedence over the catalog's prices."""
+    ``breakdown`` adds per-model rows inside each period, session or project; ``rollup``
+    (session report only) folds each session's calls into the root of its tree of
+    parent links; ``prices`` (user price overrides) take precedence over the catalog's
+    prices."""
     if breakdown and kind not in _BREAKDOWN_KINDS:
         raise ConfigurationError(
             f"--breakdown applies to the {', '.join(_BREAKDOWN_KINDS)} reports, not {kind}"
         )
+    if rollup and kind != "session":
+        raise ConfigurationError(f"--rollup applies to the session report, not {kind}")
     if kind == "blocks":
         from .blocks import blocks_report
 
@@ -173,9 +195,14 @@ def report(
         query, params["unit"] = sql.query("report_period"), _UNITS[kind]
         params["cell_s"] = 86_400 if _always_utc(flt.tz) else 900
     else:
-        query = sql.query(f"report_{kind}")
+        query = sql.query("report_session_rollup" if rollup else f"report_{kind}")
+    index_only = None
     with report_connection(catalog, prices) as con:
         detail = _frame(con.execute(query, params).to_arrow_table())
+        if kind == "session":
+            index_only = con.execute(
+                sql.query("report_index_only"), flt.params(workspace)
+            ).to_arrow_table()
     if kind == "model":
         rows = _settle(detail)
         return Report(kind, flt, rows.to_arrow(), None, _totals(rows))
@@ -191,9 +218,15 @@ def report(
             ["last_activity", "provider", "session_id"], descending=[True, False, False]
         )
         detail = detail.sort(["provider", "session_id", "model"])
-    parts = _settle(detail.drop("project_sessions", strict=False)) if breakdown else None
+    parts = _settle(detail.drop(_SESSION_COUNTS, strict=False)) if breakdown else None
     return Report(
-        kind, flt, rows.to_arrow(), None if parts is None else parts.to_arrow(), _totals(rows)
+        kind,
+        flt,
+        rows.to_arrow(),
+        None if parts is None else parts.to_arrow(),
+        _totals(rows),
+        rollup=rollup,
+        index_only=index_only,
     )
 
 
@@ -231,8 +264,9 @@ def _rollup(detail: pl.DataFrame, keys: tuple[str, ...]) -> pl.DataFrame:
     extra: list[pl.Expr] = []
     if "provider" not in keys:
         extra.append(pl.col("provider").unique().sort().alias("providers"))
-    if "project_sessions" in detail.columns:
-        extra.append(pl.col("project_sessions").first().alias("sessions"))
+    for count in _SESSION_COUNTS:
+        if count in detail.columns:
+            extra.append(pl.col(count).first().alias("sessions"))
     return detail.group_by(keys, maintain_order=True).agg(
         pl.col("first_activity").min(),
         pl.col("last_activity").max(),

@@ -1,5 +1,6 @@
 """Human rendering of reports: a table with a totals row, per-model lines under each row
-with ``--breakdown``, and a footnote when some calls have no price.
+with ``--breakdown``, and a footnote when some calls have no price; the sessions known
+only from a thread index under a session report; the rate-limit report.
 
 Column policy (:mod:`agentlake.tables`): from :data:`~agentlake.tables.WIDE` columns on,
 every measure is shown with exact counts; below, cache writes and reads are merged into
@@ -14,13 +15,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import date
 from pathlib import PurePath
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import pyarrow as pa
 from rich.console import Console
 
 from .reports import Report, ReportFilter
 from .tables import Cell, Column, Grid, Id, Name, count, id_width, is_wide, say_nothing, usd, when
+
+if TYPE_CHECKING:
+    from .limits import LimitsReport
 
 Row = dict[str, Any]
 # (source column, header): the measures shown at full width, and below it.
@@ -52,6 +56,9 @@ def render_report(console: Console, report: Report, *, workspace: str) -> None:
         return
     wide = is_wide(console)
     keys = _keys(report, wide=wide)
+    if report.rollup:  # how many sessions each root's row holds
+        folded = sum(report.rows.column("sessions").to_pylist())
+        keys.append((Column("sessions", "number", footer=count(folded)), _sessions, _blank))
     measures = _FULL if wide else _NARROW
     footers = [_measure(report.totals, name, wide=wide) for name, _ in measures]
     grid = Grid(
@@ -73,6 +80,38 @@ def render_report(console: Console, report: Report, *, workspace: str) -> None:
             )
     grid.show(console)
     _footnotes(console, report)
+    if report.index_only is not None and report.index_only.num_rows:
+        _index_only(console, report.index_only)
+
+
+def _sessions(row: Row) -> str:
+    return count(row["sessions"])
+
+
+def _blank(_: Row) -> str:
+    return ""
+
+
+def _index_only(console: Console, table: pa.Table) -> None:
+    """The sessions without calls whose thread index records a token total."""
+    grid = Grid(
+        Column("session", "id"),
+        Column("provider", "label"),
+        Column("project", "name", drop=1),
+        Column("last activity", "when"),
+        Column("index tokens", "number"),
+        title="sessions without calls: token totals from the thread index (in no total above)",
+    )
+    for row in table.to_pylist():
+        project = row["project_path"]
+        grid.add_row(
+            str(row["session_id"]),
+            row["provider"],
+            PurePath(str(project)).name if project else "—",
+            when(row["last_activity"]),
+            count(row["index_tokens"]),
+        )
+    grid.show(console)
 
 
 KeyCell = Callable[[Row], Cell]
@@ -180,7 +219,8 @@ def _filters(flt: ReportFilter) -> dict[str, object]:
 def _title(report: Report) -> str:
     bounds = [f"{k} {v}" for k, v in _filters(report.filter).items() if v]
     extra = ", ".join(bounds)
-    return f"{report.kind} usage ({report.filter.tz})" + (f", {extra}" if extra else "")
+    rolled = ", subagents folded into their root session" if report.rollup else ""
+    return f"{report.kind} usage ({report.filter.tz}){rolled}" + (f", {extra}" if extra else "")
 
 
 def _footnotes(console: Console, report: Report) -> None:
@@ -240,3 +280,72 @@ def render_unpriced(console: Console, table: pa.Table) -> None:
         "price them with a TOML file: agentlake report … --prices FILE (see README, Prices)",
         highlight=False,
     )
+
+
+def render_limits(console: Console, report: LimitsReport) -> None:
+    """The latest rate-limit snapshot of each provider, limit and window: how much of
+    the window is used, when it resets, and how old the snapshot is."""
+    if report.rows.num_rows == 0:
+        console.print(
+            "no rate-limit snapshots in this workspace (Codex writes them with its token counts)",
+            highlight=False,
+        )
+        return
+    title = f"rate limits, as last reported ({report.tz})"
+    limits_grid(report.rows, title, wide=is_wide(console)).show(console)
+    if any(report.rows.column("reset_passed").to_pylist()):
+        console.print(
+            "reset: the window restarted after that snapshot; its percentage no longer holds",
+            style="yellow",
+            highlight=False,
+        )
+
+
+def limits_grid(rows: pa.Table, title: str, *, wide: bool = True) -> Grid:
+    """A table of rate-limit snapshots (:data:`agentlake.limits.LIMIT_COLUMNS`); times
+    without the year unless ``wide``."""
+    grid = Grid(
+        Column("provider", "label"),
+        Column("limit", "name", drop=1),
+        Column("window", "label"),
+        Column("used", "number"),
+        Column("resets at", "when"),
+        Column("resets in", "number"),
+        Column("age", "number", drop=2),
+        title=title,
+    )
+    stamp = "%Y-%m-%d %H:%M" if wide else "%m-%d %H:%M"
+    for row in rows.to_pylist():
+        left = row["resets_in_seconds"]
+        grid.add_row(
+            row["provider"],
+            " ".join(v for v in (row["limit_id"], row["plan_type"]) if v) or "—",
+            window_label(row["window_minutes"], row["window_kind"]),
+            f"{round(row['used_percent'], 1):g}%",
+            "—" if row["resets_at"] is None else f"{row['resets_at']:{stamp}}",
+            "—" if left is None else ("reset" if left <= 0 else span(left)),
+            span(max(row["age_seconds"], 0)),
+        )
+    return grid
+
+
+def window_label(minutes: int | None, kind: str) -> str:
+    """A window's length as people say it (``5h``, ``7d``), else its slot."""
+    if not minutes:
+        return kind
+    for unit, size in (("d", 1440), ("h", 60)):
+        if minutes % size == 0:
+            return f"{minutes // size}{unit}"
+    return f"{minutes}m"
+
+
+def span(seconds: int) -> str:
+    """A duration in its two largest units: ``45s``, ``12m``, ``3h 05m``, ``2d 4h``."""
+    minutes, hours = seconds // 60, seconds // 3600
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{minutes}m"
+    if seconds < 86400:
+        return f"{hours}h {minutes % 60:02d}m"
+    return f"{seconds // 86400}d {hours % 24}h"

@@ -16,17 +16,26 @@ writers out), the listing of its snapshot is read once and later pages and filte
 picked from it with polars — the same rows in the same order, without a query per page.
 
 **Detail.** :func:`show_session` resolves a full id or a unique prefix and returns the
-session's metadata, its token totals by model, and its timeline (ts, then seq). By
+session's metadata, its token totals by model, its place in the tree of parent links
+with its own and its subtree's totals (:mod:`agentlake.rollup`), the latest rate-limit
+snapshot it carried (:mod:`agentlake.limits`), and its timeline (ts, then seq). By
 default the timeline is bounded (:class:`TimelineBounds`): the newest events are kept
 first, and :class:`TimelineCut` says exactly how many events and bytes were left out of
 each bucket. ``bounds=None`` streams every event in chunks instead.
+
+**Index tokens.** ``index_tokens`` is the token total the provider's own thread index
+records for the session (Codex ``state_5.sqlite``), null when it records none. It is
+never a call and never in ``total_tokens`` (the sum of the session's calls): a listing
+shows it, marked, in place of a total of 0 (a thread whose rollout is gone); when the
+session has calls they win, and ``sessions show`` prints the index figure beside them,
+for comparison, only when the two differ.
 
 JSON shapes (``agentlake sessions … --json``; stable, new keys may be added)::
 
     sessions list → {"sessions": [SESSION, …], "next_cursor": str | null}
     SESSION = {"session_id", "provider", "parent_session_id", "project_path", "title",
                "first_prompt", "preview", "model", "started_at", "updated_at",
-               "prompts", "events", "tool_calls", "total_tokens"}
+               "prompts", "events", "tool_calls", "total_tokens", "index_tokens"}
 
     sessions show → {
       "session":  SESSION + {"git_branch", "cli_version", "lifecycle", "archived"},
@@ -35,6 +44,15 @@ JSON shapes (``agentlake sessions … --json``; stable, new keys may be added)::
       "tokens":   [{"model", "calls", "input_tokens", "cache_write_tokens",
                     "cache_write_1h_tokens", "cache_read_tokens", "output_tokens",
                     "reasoning_tokens", "total_tokens"}, …],
+      "tree":     {"root_session_id", "depth", "children_count", "subtree_sessions"},
+      "totals":   {"own": TOTALS, "subtree": TOTALS},   (subtree: itself and every
+                                                        descendant, each call once)
+      TOTALS = {"calls", "input_tokens", "cache_write_tokens", "cache_write_1h_tokens",
+                "cache_read_tokens", "output_tokens", "reasoning_tokens", "total_tokens"}
+      "rate_limits": [{"provider", "limit_id", "window_kind", "window_minutes",
+                       "plan_type", "used_percent", "resets_at", "resets_in_seconds",
+                       "reset_passed", "observed_at", "age_seconds", "session_id"}, …],
+                  (the latest snapshot of each limit window the session carried)
       "bounds":   {"max_prompts", "max_responses", "max_tool_events",
                    "message_bytes", "tool_bytes"} | null,          (null with --full)
       "cut":      {"prompts" | "responses" | "tools":
@@ -70,7 +88,9 @@ from agentlake.load.catalog import CatalogRef, reading
 
 from . import cursors
 from .errors import ConfigurationError
+from .limits import latest_limits
 from .names import provider_ids, session_named
+from .rollup import SessionTree, session_tree
 
 Bucket = Literal["prompts", "responses", "tools"]
 
@@ -87,7 +107,7 @@ _BUCKETS: Final[tuple[Bucket, ...]] = ("prompts", "responses", "tools")
 LISTED_COLUMNS: Final = (
     "session_id", "provider", "parent_session_id", "project_path", "title", "first_prompt",
     "preview", "model", "started_at", "updated_at", "prompts", "events", "tool_calls",
-    "total_tokens",
+    "total_tokens", "index_tokens",
 )  # fmt: skip
 TIMELINE_COLUMNS: Final = (
     "ts", "seq", "kind", "role", "model", "tool_name", "tool_call_id", "is_error",
@@ -129,6 +149,7 @@ class SessionInfo:
     events: int
     tool_calls: int
     total_tokens: int
+    index_tokens: int | None  # the thread index's figure (never a call)
     git_branch: str | None
     cli_version: str | None
     lifecycle: str
@@ -221,7 +242,8 @@ class TimelineStream:
 
 @dataclass(frozen=True, slots=True)
 class SessionDetail:
-    """One session: metadata, parent and children, token totals by model, and its
+    """One session: metadata, parent and children, token totals by model, its place in
+    its tree with its own and subtree totals, its latest rate-limit snapshot, and its
     timeline — a table (bounded view; ``cut`` says what was left out) or a
     :class:`TimelineStream` (``bounds`` is ``None``: everything)."""
 
@@ -232,6 +254,8 @@ class SessionDetail:
     timeline: pa.Table | TimelineStream
     bounds: TimelineBounds | None
     cut: TimelineCut | None
+    tree: SessionTree | None = None
+    rate_limits: pa.Table | None = None
 
     def header(self) -> dict[str, Any]:
         """The documented JSON shape of ``sessions show`` without ``timeline``."""
@@ -254,6 +278,8 @@ class SessionDetail:
                 for c in self.children
             ],
             "tokens": self.tokens.to_pylist(),
+            **(self.tree or SessionTree(self.session.session_id)).to_json(),
+            "rate_limits": [] if self.rate_limits is None else self.rate_limits.to_pylist(),
             "bounds": None if self.bounds is None else asdict(self.bounds),
             "cut": None if self.cut is None else asdict(self.cut),
         }
@@ -542,6 +568,12 @@ def show_session(
         key = {"workspace": workspace, "provider": provider, "session_id": session_id}
         meta = con.execute(sql.query("sessions_get"), key).to_arrow_table().to_pylist()[0]
         tokens = con.execute(sql.query("sessions_tokens"), key).to_arrow_table()
+        tree = session_tree(
+            con, workspace, provider, session_id, children_count=len(meta["children"])
+        )
+        limits = _naive_in_utc(
+            latest_limits(con, workspace, provider=provider, session_id=session_id)
+        )
         if bounds is None:
             timeline: pa.Table | TimelineStream = TimelineStream(
                 catalog, workspace, provider, session_id, chunk_rows=chunk_rows
@@ -559,7 +591,7 @@ def show_session(
         SessionRef(c["session_id"], c["title"], c["started_at"], c["updated_at"])
         for c in meta["children"]
     )
-    return SessionDetail(info, parent, children, tokens, timeline, bounds, cut)
+    return SessionDetail(info, parent, children, tokens, timeline, bounds, cut, tree, limits)
 
 
 def _bounded_timeline(
@@ -660,6 +692,16 @@ def _in_utc(table: pa.Table) -> pa.Table:
     setting (a connection handed in by the caller keeps its own)."""
     schema = _utc_schema(table.schema)
     return table if schema.equals(table.schema) else table.cast(schema)
+
+
+def _naive_in_utc(table: pa.Table) -> pa.Table:
+    """``table`` (local times of zone UTC, without a zone) with its times labelled UTC."""
+    return table.cast(
+        pa.schema(
+            f.with_type(pa.timestamp(f.type.unit, tz="UTC")) if pa.types.is_timestamp(f.type) else f
+            for f in table.schema
+        )
+    )
 
 
 def _utc_schema(schema: pa.Schema) -> pa.Schema:

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 from rich.console import Console
 
+from .reports_view import limits_grid
 from .sessions import BucketCut, SessionDetail, SessionPage, TimelineCut
 from .tables import Column, Grid, count, is_wide, say_nothing, when
 
@@ -42,7 +43,9 @@ def render_page(
     continued: bool = False,
 ) -> None:
     """A listing page as a table (one line per session), then how to fetch the next
-    page; an empty page is one line naming ``workspace`` and the ``filters`` given."""
+    page; an empty page is one line naming ``workspace`` and the ``filters`` given. A
+    session without calls shows its thread index's token figure, marked with ``*`` and
+    explained under the table."""
     if page.sessions.num_rows == 0:
         say_nothing(console, "sessions", workspace=workspace, filters=filters, continued=continued)
         return
@@ -68,9 +71,15 @@ def render_page(
             " ".join((row["title"] or row["first_prompt"] or row["preview"] or "—").split()),
             count(row["prompts"]),
             count(row["events"]),
-            count(row["total_tokens"] or 0, compact=not wide),
+            _tokens_cell(row["total_tokens"], row["index_tokens"], wide=wide),
         )
     grid.show(console)
+    if any(not r["total_tokens"] and r["index_tokens"] for r in page.sessions.to_pylist()):
+        console.print(
+            "* from the provider's thread index: the session has no calls (its transcript "
+            "is gone); in no report total",
+            highlight=False,
+        )
     if page.next_cursor:
         console.print(
             f"more: repeat with --cursor {page.next_cursor}",
@@ -78,6 +87,13 @@ def render_page(
             markup=False,
             soft_wrap=True,
         )
+
+
+def _tokens_cell(total: int | None, index: int | None, *, wide: bool) -> str:
+    """A session's tokens: the sum of its calls, else the thread index's figure, marked."""
+    if not total and index:
+        return count(index, compact=not wide) + "*"
+    return count(total or 0, compact=not wide)
 
 
 def cut_lines(cut: TimelineCut | None) -> list[str]:
@@ -105,7 +121,9 @@ def _cut_line(noun: str, b: BucketCut) -> str:
 
 
 def render_detail(console: Console, detail: SessionDetail) -> None:
-    """Metadata, tokens by model, then the timeline (with what was cut, above and below)."""
+    """Metadata, its tree and tokens (its own and its subtree's; the thread index's
+    figure, marked), tokens by model, its latest rate limits, then the timeline (with
+    what was cut, above and below)."""
     s = detail.session
     console.print(f"session {s.session_id} ({s.provider})", style="bold", highlight=False)
     facts = [
@@ -125,6 +143,7 @@ def render_detail(console: Console, detail: SessionDetail) -> None:
         facts.append(("parent", f"{detail.parent.session_id}{known} {detail.parent.title or ''}"))
     for child in detail.children:
         facts.append(("child", f"{child.session_id} {_one_line(child.title)}"))
+    facts += _tree_facts(detail)
     info = Grid(Column("", "label"), Column("", "name", wrap=True), show_header=False)
     for name, value in facts:
         if value:
@@ -132,6 +151,9 @@ def render_detail(console: Console, detail: SessionDetail) -> None:
     info.show(console)
     if detail.tokens.num_rows:
         _tokens(console, detail)
+    if detail.rate_limits is not None and detail.rate_limits.num_rows:
+        title = "rate limits (its latest snapshot, UTC)"
+        limits_grid(detail.rate_limits, title, wide=is_wide(console)).show(console)
     notes = cut_lines(detail.cut)
     for line in notes:
         console.print(line, style="yellow", highlight=False, markup=False)
@@ -142,6 +164,34 @@ def render_detail(console: Console, detail: SessionDetail) -> None:
         console.print(line, style="yellow", highlight=False, markup=False)
     if notes:
         console.print("pass --full to see every event", highlight=False)
+
+
+def _tree_facts(detail: SessionDetail) -> list[tuple[str, str | None]]:
+    """The session's root (when it has one above it), its own tokens, its subtree's
+    (when it has descendants) and the thread index's figure."""
+    s, tree = detail.session, detail.tree
+    facts: list[tuple[str, str | None]] = []
+    if tree is not None:
+        if tree.depth:
+            facts.append(("root", f"{tree.root_session_id} (depth {tree.depth})"))
+        own, sub = tree.own, tree.subtree
+        if own.calls or not s.index_tokens:
+            facts.append(("tokens", f"{own.total_tokens:,} in {own.calls:,} calls"))
+        if tree.subtree_sessions > 1:
+            facts.append((
+                "with subtree",
+                f"{sub.total_tokens:,} in {sub.calls:,} calls of {tree.subtree_sessions:,} "
+                "sessions (it and every descendant)",
+            ))  # fmt: skip
+    if s.index_tokens and not s.total_tokens:
+        facts.append((
+            "tokens",
+            f"{s.index_tokens:,} from the thread index (no calls: the transcript is gone; "
+            "no day, model or cost, in no report total)",
+        ))  # fmt: skip
+    elif s.index_tokens and s.index_tokens != s.total_tokens:
+        facts.append(("thread index", f"{s.index_tokens:,} tokens (differs; the calls count)"))
+    return facts
 
 
 def _tokens(console: Console, detail: SessionDetail) -> None:

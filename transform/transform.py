@@ -15,6 +15,7 @@ import pyarrow as pa
 from agentlake.extract.rows import RawTables, with_constant
 
 from .identity import with_id
+from .limits import RATE_LIMIT_SCHEMA, normalize_rate_limits
 from .redact import redact
 from .streams import PROSE, redact_across_chunks
 
@@ -29,13 +30,15 @@ _ISO: Final = "%Y-%m-%dT%H:%M:%S%.f%#z"
 class CatalogRows:
     """One batch in catalog shape (without ``workspace``/``import_id``, which the load
     stage binds). ``amended`` rewrites the text of events committed earlier (``event_id``,
-    ``text``): the first chunk of a secret cut across two commits."""
+    ``text``): the first chunk of a secret cut across two commits. ``rate_limits`` holds
+    the batch's rate-limit snapshots (:mod:`.limits`)."""
 
     events: pa.Table
     usage: pa.Table
     sessions: pa.Table
     retractions: pa.Table
     amended: pa.Table = field(default_factory=lambda: AMENDED_SCHEMA.empty_table())
+    rate_limits: pa.Table = field(default_factory=lambda: RATE_LIMIT_SCHEMA.empty_table())
 
 
 def utc_timestamp(column: pl.Expr) -> pl.Expr:
@@ -192,7 +195,8 @@ def normalize_usage(raw: pa.Table, provider: str, source_id: str = "") -> pa.Tab
 def normalize_sessions(raw: pa.Table, provider: str) -> pa.Table:
     """One metadata row per session, merged in arrival order the way the catalog merges
     across batches: the first known parent and project path, the latest git branch and
-    CLI version, the highest-ranked title (the latest among equals); titles redacted."""
+    CLI version, the highest-ranked title (the latest among equals), the latest thread
+    index token figure; titles redacted."""
     frame = pl.from_arrow(raw)
     assert isinstance(frame, pl.DataFrame)
     frame = frame.with_row_index("_order")
@@ -205,6 +209,7 @@ def normalize_sessions(raw: pa.Table, provider: str) -> pa.Table:
         pl.col("model").drop_nulls().last(),
         pl.col("preview").drop_nulls().last(),
         pl.col("archived").drop_nulls().last(),
+        pl.col("index_tokens").drop_nulls().last(),
         utc_timestamp(pl.col("started_at")).min(),
         utc_timestamp(pl.col("updated_at")).max(),
     )
@@ -230,6 +235,7 @@ def normalize_sessions(raw: pa.Table, provider: str) -> pa.Table:
             "archived",
             pl.col("started_at").alias("hint_started_at"),
             pl.col("updated_at").alias("hint_updated_at"),
+            "index_tokens",
         )
         .to_arrow()
     )
@@ -257,4 +263,5 @@ def transform_batch(
         sessions=normalize_sessions(raw.sessions, provider),
         retractions=with_constant(raw.retractions, "provider", provider),
         amended=amended,
+        rate_limits=normalize_rate_limits(raw.rate_limits, provider, source_id),
     )

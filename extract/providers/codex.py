@@ -29,6 +29,16 @@ Rules this adapter keeps (DESIGN §4, token-accounting §4.5):
   that second, or at the fork's own turn (a ``turn_context``/``task_started`` whose
   UUIDv7 ``turn_id`` or ``started_at`` is not earlier than the fork). Replayed records
   import nothing: their ``token_count`` totals only advance the baseline.
+* **Rate limits.** A ``token_count`` (whether or not it carries ``info``) or an
+  ``account/rateLimits/updated`` event with ``rate_limits`` is a snapshot of the plan's
+  limits: one row per window (``primary``, ``secondary``) with its used percentage, its
+  length, its reset (``resets_at``/``reset_at`` epoch seconds, or ``resets_in_seconds``
+  after the record) and the ``plan_type``/``limit_id`` newer builds add. Builds before
+  the windows were objects wrote flat ``primary_used_percent``/``…_window_minutes``
+  fields. A replayed parent's snapshots are not the fork's and import nothing.
+* **Thread index.** ``state_5.sqlite`` enriches sessions (title, preview, model, cwd,
+  times, archived flag, spawn parent) and gives ``threads.tokens_used`` as the
+  session's ``index_tokens``: a figure of the whole thread, never a call.
 * **Format drift.** ``session_meta.payload.cli_version`` with a major version outside
   :data:`KNOWN_CLI_MAJORS` raises :class:`FormatDrift` (the source is refused).
 
@@ -51,10 +61,13 @@ import orjson
 
 from ..adapter import FormatDrift, InvalidRecord, RecordOutcome, SourceContext
 from ..rows import RowSink
+from ..schema import WINDOW_KINDS, WindowKind
 from ..sources import RelParts, Root, SourceFile, open_regular
 from ..values import json_text, token_count
 
-ADAPTER_VERSION: Final = "1.0"
+#: 1.1 adds rate-limit snapshots and the thread index's token figure. Every event and
+#: call is the same as 1.0's, so a 1.0 checkpoint stays valid (a minor version: no drift).
+ADAPTER_VERSION: Final = "1.1"
 PROVIDER: Final = "codex"
 
 #: Major versions of ``cli_version`` whose rollout format this adapter knows. Every
@@ -144,7 +157,6 @@ _IGNORED_EVENTS: Final = frozenset(
         "item_completed",
         "sub_agent_activity",
         "guardian_assessment",
-        "account/rateLimits/updated",
         "token_usage",
         "raw_response_item",
     }
@@ -245,6 +257,51 @@ def _json_text(value: Any) -> str | None:
 
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _number(value: Any) -> float | None:
+    """A JSON number as a float (``None`` for anything else, booleans included)."""
+    if type(value) is int or (type(value) is float and value == value and abs(value) < 1e300):
+        return float(value)
+    return None
+
+
+def _whole(value: Any) -> int | None:
+    """A JSON number as a whole number (floats truncated), else ``None``."""
+    number = _number(value)
+    return int(number) if number is not None and abs(number) < 1 << 62 else None
+
+
+def _rate_windows(
+    limits: dict[str, Any],
+) -> list[tuple[WindowKind, float, int | None, int | None, int | None]]:
+    """The windows of one ``rate_limits`` object as (kind, used percent, length in
+    minutes, reset in epoch seconds, reset in seconds from now), in every shape Codex
+    wrote: ``{"primary": {"used_percent", "window_minutes", "resets_at" | "reset_at" |
+    "resets_in_seconds"}}`` or the older flat ``primary_used_percent``,
+    ``primary_window_minutes`` (``primary_reset_after_seconds``). A window without a
+    used percentage is left out; a length of 0 is unknown."""
+    windows: list[tuple[WindowKind, float, int | None, int | None, int | None]] = []
+    for kind in WINDOW_KINDS:
+        window = limits.get(kind)
+        if isinstance(window, dict):
+            used = _number(window.get("used_percent"))
+            minutes = _whole(window.get("window_minutes"))
+            at = _whole(window.get("resets_at", window.get("reset_at")))
+            after = _whole(window.get("resets_in_seconds"))
+        elif f"{kind}_used_percent" in limits:
+            used = _number(limits.get(f"{kind}_used_percent"))
+            minutes = _whole(limits.get(f"{kind}_window_minutes"))
+            at = None
+            after = _whole(
+                limits.get(f"{kind}_reset_after_seconds", limits.get(f"{kind}_resets_in_seconds"))
+            )
+        else:
+            continue
+        if used is None:
+            continue
+        windows.append((kind, used, minutes or None, at if at and at > 0 else None, after))
+    return windows
 
 
 def _digest(text: str) -> str:
@@ -400,6 +457,7 @@ class RolloutAdapter:
         }
         self._events: dict[str, ItemHandler] = {
             "token_count": self._token_count,
+            "account/rateLimits/updated": self._rate_limits_updated,
             "user_message": self._user_message,
             "agent_message": self._agent_message,
             "thread_name_updated": self._thread_name,
@@ -915,10 +973,14 @@ class RolloutAdapter:
         sink: RowSink,
     ) -> RecordOutcome:
         info = p.get("info")
-        if info is None:
-            return "ignored"  # rate limits only (early in a session)
-        if not isinstance(info, dict):
+        if info is not None and not isinstance(info, dict):
             raise InvalidRecord("'info' is not an object")
+        # A snapshot of the plan's limits rides on most token counts, with or without a
+        # call (early in a session, and on re-emits).
+        limits = self._rate_limits(p, rec, offset, ctx, sink)
+        nothing: RecordOutcome = "mapped" if limits else "ignored"
+        if info is None:
+            return nothing
         memo = ctx.memo
         total, last = info.get("total_token_usage"), info.get("last_token_usage")
         ts = self._ts(rec, memo)
@@ -926,7 +988,7 @@ class RolloutAdapter:
             cumulative = _counts(total)
             previous: list[int] | None = memo.get("prev")
             if cumulative == previous:
-                return "ignored"  # re-emitted: the cumulative total did not move
+                return nothing  # re-emitted: the cumulative total did not move
             memo["prev"] = cumulative
             if isinstance(last, dict):
                 counts = _counts(last)
@@ -939,10 +1001,10 @@ class RolloutAdapter:
             counts = _counts(last)
             native = f"l{ts}/" + "/".join(map(str, counts))
         else:
-            return "ignored"
+            return nothing
         inp, cached, out, reasoning = counts[0], counts[1], counts[2], counts[3]
         if not (inp or cached or out or reasoning):
-            return "ignored"
+            return nothing
         cached = min(cached, inp)
         model = (
             _str(p.get("model")) or _str(info.get("model")) or memo.get("model") or DEFAULT_MODEL
@@ -952,6 +1014,39 @@ class RolloutAdapter:
             reasoning, False, offset,
         )  # fmt: skip
         return "mapped"
+
+    def _rate_limits(
+        self,
+        p: dict[str, Any],
+        rec: dict[str, Any],
+        offset: int,
+        ctx: SourceContext,
+        sink: RowSink,
+    ) -> bool:
+        """Emit the windows of the payload's ``rate_limits`` snapshot, if it has one
+        (anything but an object is no snapshot); whether it had any."""
+        limits = p.get("rate_limits")
+        if not isinstance(limits, dict):
+            return False
+        windows = _rate_windows(limits)
+        ts = self._ts(rec, ctx.memo)
+        limit_id, plan = _str(limits.get("limit_id")), _str(limits.get("plan_type"))
+        for kind, used, minutes, at, after in windows:
+            sink.rate_limit(
+                ctx.session_id, ts, kind, used, offset, limit_id=limit_id,
+                window_minutes=minutes, resets_at=at, resets_in=after, plan_type=plan,
+            )  # fmt: skip
+        return bool(windows)
+
+    def _rate_limits_updated(
+        self,
+        p: dict[str, Any],
+        rec: dict[str, Any],
+        offset: int,
+        ctx: SourceContext,
+        sink: RowSink,
+    ) -> RecordOutcome:
+        return "mapped" if self._rate_limits(p, rec, offset, ctx, sink) else "ignored"
 
     def _thread_name(
         self,
@@ -1013,6 +1108,7 @@ _THREAD_COLUMNS: Final = (
     "created_at_ms",
     "updated_at_ms",
     "archived",
+    "tokens_used",
 )
 
 
@@ -1038,7 +1134,8 @@ class StateIndexAdapter:
 
     def map_database(self, con: sqlite3.Connection, ctx: SourceContext, sink: RowSink) -> int:
         """Emit one session row per thread with the fields the schema has: title,
-        preview, model, cwd, created/updated times and the archived flag. A missing
+        preview, model, cwd, created/updated times, the archived flag and the thread's
+        token total (``tokens_used``; 0, the column's default, says nothing). A missing
         table or column yields fewer fields (or none), never an error."""
         present = _columns(con, "threads")
         if "id" not in present:
@@ -1055,7 +1152,7 @@ class StateIndexAdapter:
         select = ", ".join(c if c in present else f"NULL AS {c}" for c in _THREAD_COLUMNS)
         rows = 0
         for row in con.execute(f"SELECT id, {select} FROM threads ORDER BY id"):
-            tid, title, preview, model, cwd, c_s, u_s, c_ms, u_ms, archived = row
+            tid, title, preview, model, cwd, c_s, u_s, c_ms, u_ms, archived, tokens = row
             if not isinstance(tid, str) or not tid:
                 continue
             rows += 1
@@ -1070,5 +1167,6 @@ class StateIndexAdapter:
                 updated_at=_index_time(u_ms, u_s),
                 archived=bool(archived) if type(archived) is int else None,
                 parent_session_id=parents.get(tid),
+                index_tokens=tokens if type(tokens) is int and tokens > 0 else None,
             )
         return rows

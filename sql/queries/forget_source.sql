@@ -19,3 +19,4 @@ WHERE workspace = $workspace AND source_id = $source_id;
 DELETE FROM events WHERE workspace = $workspace AND source_id = $source_id;
 DELETE FROM usage WHERE workspace = $workspace AND source_id = $source_id;
 DELETE FROM rejects WHERE workspace = $workspace AND source_id = $source_id;
+DELETE FROM rate_limits WHERE workspace = $workspace AND source_id = $source_id;

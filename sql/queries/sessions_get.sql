@@ -2,7 +2,7 @@
 -- Parameters: $workspace, $provider, $session_id
 SELECT s.provider, s.session_id, s.parent_session_id, s.project_path, s.title, s.first_prompt,
        s.preview, s.model, s.git_branch, s.cli_version, s.started_at, s.updated_at, s.prompts,
-       s.events, s.tool_calls, s.total_tokens, s.lifecycle, s.archived,
+       s.events, s.tool_calls, s.total_tokens, s.index_tokens, s.lifecycle, s.archived,
        p.title AS parent_title,
        p.session_id IS NOT NULL AS parent_known,
        (SELECT coalesce(list({'session_id': c.session_id, 'title': coalesce(c.title, c.first_prompt),

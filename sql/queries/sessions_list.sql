@@ -8,13 +8,13 @@
 WITH as_of AS (
     SELECT provider, session_id, parent_session_id, project_path, title, first_prompt,
            preview, model, started_at, updated_at, prompts, events, tool_calls, total_tokens,
-           lifecycle
+           index_tokens, lifecycle
     FROM sessions
     WHERE workspace = $workspace AND last_import_id <= $snapshot
     UNION ALL
     SELECT provider, session_id, parent_session_id, project_path, title, first_prompt,
            preview, model, started_at, updated_at, prompts, events, tool_calls, total_tokens,
-           lifecycle
+           index_tokens, lifecycle
     FROM session_versions
     WHERE workspace = $workspace AND last_import_id <= $snapshot AND superseded_by > $snapshot
 ), keyed AS (
@@ -30,7 +30,8 @@ WITH as_of AS (
            OR contains(lower(preview), lower($text)))
 )
 SELECT provider, session_id, parent_session_id, project_path, title, first_prompt, preview,
-       model, started_at, updated_at, prompts, events, tool_calls, total_tokens, order_key
+       model, started_at, updated_at, prompts, events, tool_calls, total_tokens, index_tokens,
+       order_key
 FROM keyed
 WHERE $after_key IS NULL
    OR order_key < $after_key

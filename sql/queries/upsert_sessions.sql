@@ -15,13 +15,14 @@ WHERE s.workspace = $workspace AND s.last_import_id < $import_id
 INSERT INTO sessions AS s (workspace, provider, session_id, parent_session_id, project_path,
                            title, title_rank, git_branch, cli_version, started_at, updated_at,
                            prompts, events, tool_calls, model, preview, archived,
-                           last_import_id, first_prompt, first_prompt_at, total_tokens)
+                           last_import_id, first_prompt, first_prompt_at, total_tokens,
+                           index_tokens)
 SELECT $workspace, k.provider, k.session_id, h.parent_session_id, h.project_path, h.title, h.title_rank,
        h.git_branch, h.cli_version,
        least(a.started_at, h.hint_started_at), greatest(a.updated_at, h.hint_updated_at),
        coalesce(a.prompts, 0), coalesce(a.events, 0), coalesce(a.tool_calls, 0),
        h.model, h.preview, h.archived,
-       $import_id, a.first_prompt, a.first_prompt_at, 0
+       $import_id, a.first_prompt, a.first_prompt_at, 0, h.index_tokens
 FROM session_keys k
 LEFT JOIN batch_sessions h USING (provider, session_id)
 LEFT JOIN (
@@ -53,6 +54,7 @@ ON CONFLICT (workspace, provider, session_id) DO UPDATE SET
     model             = coalesce(excluded.model, s.model),
     preview           = coalesce(excluded.preview, s.preview),
     archived          = coalesce(excluded.archived, s.archived),
+    index_tokens      = coalesce(excluded.index_tokens, s.index_tokens),
     last_import_id    = excluded.last_import_id,
     first_prompt      = CASE WHEN excluded.first_prompt_at IS NOT NULL
                               AND (s.first_prompt_at IS NULL

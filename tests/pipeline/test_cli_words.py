@@ -34,7 +34,7 @@ def _json(cli: CliRunner, *args: str | Path) -> dict[str, object]:
 
 
 def test_every_command_takes_the_provider_aliases(cli: CliRunner, demo: tuple[Path, Path]) -> None:
-    home, catalog = demo
+    catalog = demo[1]
     for alias, canonical in (("claude", "claude-code"), ("gemini", "gemini-cli")):
         by_alias = _json(cli, "search", "c*", "--provider", alias, "--catalog", catalog)
         by_id = _json(cli, "search", "c*", "--provider", canonical, "--catalog", catalog)

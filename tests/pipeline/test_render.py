@@ -36,12 +36,13 @@ from agentlake.doctor_view import render_report as render_doctor
 from agentlake.doctor_view import render_session as render_diagnosis
 from agentlake.extract.providers import REGISTRY
 from agentlake.import_view import render_plan, render_providers, render_summary
+from agentlake.limits import limits_report
 from agentlake.load.catalog import open_for_write
 from agentlake.load.price_overrides import load_price_overrides
 from agentlake.pricing import list_prices
 from agentlake.queries import scoped_sql
 from agentlake.reports import ReportFilter, report, unpriced
-from agentlake.reports_view import render_report, render_unpriced
+from agentlake.reports_view import render_limits, render_report, render_unpriced
 from agentlake.rows_view import render_prices, render_rows
 from agentlake.run import ImportOptions, plan_import, run_import
 from agentlake.search import search_page
@@ -178,12 +179,19 @@ def rebase(value: Any, old: str) -> Any:
 Render = Callable[[Console, Demo], None]
 
 
-def _report(kind: Any, breakdown: bool = False, **flt: Any) -> Render:
+def _report(kind: Any, breakdown: bool = False, rollup: bool = False, **flt: Any) -> Render:
     def render(console: Console, d: Demo) -> None:
-        made = report(d.catalog, "default", kind, ReportFilter(**flt), breakdown=breakdown, now=NOW)
+        made = report(
+            d.catalog, "default", kind, ReportFilter(**flt), breakdown=breakdown, rollup=rollup,
+            now=NOW,
+        )  # fmt: skip
         render_report(console, made, workspace="default")
 
     return render
+
+
+def _limits(console: Console, d: Demo) -> None:
+    render_limits(console, limits_report(d.catalog, "default", now=NOW))
 
 
 def _unpriced(console: Console, d: Demo) -> None:
@@ -254,6 +262,8 @@ RENDERS: dict[str, Render] = {
     "report_monthly": _report("monthly"),
     "report_session": _report("session"),
     "report_session_breakdown": _report("session", breakdown=True, since=date(2026, 5, 3)),
+    "report_session_rollup": _report("session", rollup=True),
+    "report_limits": _limits,
     "report_model": _report("model"),
     "report_project_breakdown": _report("project", breakdown=True),
     "report_blocks": _report("blocks"),

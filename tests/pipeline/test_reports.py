@@ -248,6 +248,7 @@ SNAPSHOT_CASES = {
     "weekly": ["report", "weekly", "--tz", "America/New_York"],
     "monthly": ["report", "monthly", "--provider", "codex"],
     "session": ["report", "session", "--since", "2026-05-04"],
+    "session_rollup": ["report", "session", "--rollup", "--since", "2026-05-03"],
     "model": ["report", "model"],
     "project_breakdown": ["report", "project", "--breakdown", "--model", "claude"],
     "blocks": ["report", "blocks", "--tz", "Asia/Kolkata", "--provider", "claude"],
@@ -269,15 +270,37 @@ def test_json_document_matches_its_snapshot(demo_catalog: Path, case: str) -> No
 
 
 def test_json_documents_share_one_shape(demo_catalog: Path) -> None:
-    for kind in REPORT_KINDS:
-        args = ["report", kind, "--catalog", str(demo_catalog), "--json"]
+    rollup = [("session", ["--rollup"])]
+    for kind, extra in [*((k, []) for k in REPORT_KINDS), *rollup]:
+        args = ["report", kind, *extra, "--catalog", str(demo_catalog), "--json"]
         doc = json.loads(CliRunner().invoke(app, args).stdout)
-        assert set(doc) == {"version", "report", "filters", ROWS_KEY[kind], "totals"}, kind
+        members = {"version", "report", "filters", ROWS_KEY[kind], "totals"}
+        assert set(doc) == (members | {"rollup"} if extra else members), kind
         assert doc["version"] == 1 and doc["report"] == kind
         assert set(doc["filters"]) == {"tz", "since", "until", "provider", "model", "project"}
         assert set(doc["totals"]) == {*MEASURES, "cost_usd"}
         for row in doc[ROWS_KEY[kind]]:
             assert {*MEASURES, "cost_usd", "first_activity", "last_activity"} <= set(row), kind
+            assert ("sessions" in row) is (kind in ("model", "project") or bool(extra)), kind
+
+
+def test_rollup_folds_the_demo_subagents_and_keeps_every_total(demo_catalog: Path) -> None:
+    plain = report(demo_catalog, "default", "session", ReportFilter())
+    rolled = report(demo_catalog, "default", "session", ReportFilter(), rollup=True)
+    assert rolled.totals == plain.totals
+    assert rolled.rows.num_rows < plain.rows.num_rows
+    assert sum(rolled.rows.column("sessions").to_pylist()) == plain.rows.num_rows
+    folded = {r["provider"] for r in rolled.rows.to_pylist() if r["sessions"] > 1}
+    assert folded == {"claude-code", "codex", "gemini-cli", "cursor"}
+
+
+def test_session_breakdown_renders_as_a_table(demo_catalog: Path) -> None:
+    for extra in ([], ["--rollup"]):
+        for columns in ("80", "160"):
+            args = ["report", "session", "--breakdown", *extra, "--catalog", str(demo_catalog)]
+            result = CliRunner().invoke(app, args, env={"COLUMNS": columns})
+            assert result.exit_code == 0, result.output
+            assert "└ " in result.stdout and "Total" in result.stdout
 
 
 def test_csv_with_breakdown_has_one_line_per_model(demo_catalog: Path) -> None:

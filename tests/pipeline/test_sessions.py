@@ -656,7 +656,15 @@ def all_pages_on(con: duckdb.DuckDBPyConnection, **filters: Any) -> list[str]:
 
 # -- CLI ---------------------------------------------------------------------------------
 LIST_SHAPE = {"sessions", "next_cursor"}
-SHOW_SHAPE = {"session", "parent", "children", "tokens", "bounds", "cut", "timeline"}
+SHOW_SHAPE = {
+    "session", "parent", "children", "tokens", "tree", "totals", "rate_limits", "bounds", "cut",
+    "timeline",
+}  # fmt: skip
+TREE_SHAPE = {"root_session_id", "depth", "children_count", "subtree_sessions"}
+TOTALS_SHAPE = {
+    "calls", "input_tokens", "cache_write_tokens", "cache_write_1h_tokens", "cache_read_tokens",
+    "output_tokens", "reasoning_tokens", "total_tokens",
+}  # fmt: skip
 SESSION_SHAPE = set(LISTED_COLUMNS)
 DETAIL_SESSION_SHAPE = SESSION_SHAPE | {"git_branch", "cli_version", "lifecycle", "archived"}
 TOKENS_SHAPE = {
@@ -691,6 +699,10 @@ def test_cli_list_and_show_json_shapes(run_cli: CliRunner, demo: Path) -> None:
     assert set(detail["session"]) == DETAIL_SESSION_SHAPE
     assert detail["session"]["session_id"] == target
     assert all(set(t) == TOKENS_SHAPE for t in detail["tokens"]) and detail["tokens"]
+    assert set(detail["tree"]) == TREE_SHAPE and set(detail["totals"]) == {"own", "subtree"}
+    assert all(set(t) == TOTALS_SHAPE for t in detail["totals"].values())
+    assert detail["totals"]["own"]["total_tokens"] == detail["session"]["total_tokens"]
+    assert isinstance(detail["rate_limits"], list)
     assert set(detail["bounds"]) == BOUNDS_SHAPE
     assert set(detail["cut"]) == {"prompts", "responses", "tools"}
     assert all(set(c) == CUT_SHAPE for c in detail["cut"].values())
@@ -716,7 +728,7 @@ def test_cli_human_output(run_cli: CliRunner, demo: Path) -> None:
     assert "tokens by model" in shown.stdout and "prompt" in shown.stdout
 
 
-def test_cli_exit_codes(run_cli: CliRunner, small: tuple[Path, Path]) -> None:
+def test_cli_exit_codes(cli: CliRunner, small: tuple[Path, Path]) -> None:
     _, catalog = small
     cases: list[tuple[tuple[str, ...], int, str]] = [
         (("sessions", "list", "--cursor", "v1.bogus.x"), 2, "--cursor"),
@@ -726,18 +738,18 @@ def test_cli_exit_codes(run_cli: CliRunner, small: tuple[Path, Path]) -> None:
         (("sessions", "list", "--provider", "nope"), 2, "unknown provider"),
         (("sessions", "show", "aaaa"), 2, "is ambiguous"),
         (("sessions", "show", "aa"), 2, "too short"),
-        (("sessions", "show", "ab"), 4, "no session 'ab'"),
+        (("sessions", "show", "ab"), 2, "too short"),  # matching nothing or not: as short
         (("sessions", "show", "ffff"), 4, "no session 'ffff'"),
         (("sessions", "show", "eeee", "--workspace", "other"), 4, "no session 'eeee'"),
         (("sessions", "show", "eeee"), 0, ""),
     ]
     for args, code, message in cases:
-        proc = run_cli(*args, "--catalog", catalog)
+        proc = cli(*args, "--catalog", catalog)
         assert proc.returncode == code, (args, proc.stdout, proc.stderr)
         assert message in proc.stderr, (args, proc.stderr)
         if code == 2 and message:
             assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     cursor = list_sessions(catalog, "default", limit=2).next_cursor
     assert cursor is not None
-    proc = run_cli("sessions", "list", "--catalog", catalog, "--cursor", cursor, "--text", "x")
+    proc = cli("sessions", "list", "--catalog", catalog, "--cursor", cursor, "--text", "x")
     assert proc.returncode == 2 and "issued with other filters" in proc.stderr
