@@ -20,10 +20,10 @@
 --   identity is the session, the snapshot's time, the limit and the window, so a
 --   re-import or an archived copy of a rollout adds no row.
 
-ALTER TABLE sessions ADD COLUMN index_tokens BIGINT;
-ALTER TABLE session_versions ADD COLUMN index_tokens BIGINT;
+ALTER TABLE sessions ADD COLUMN IF NOT EXISTS index_tokens BIGINT;
+ALTER TABLE session_versions ADD COLUMN IF NOT EXISTS index_tokens BIGINT;
 
-CREATE TABLE rate_limits (
+CREATE TABLE IF NOT EXISTS rate_limits (
     workspace       VARCHAR NOT NULL,
     provider        VARCHAR NOT NULL,
     session_id      VARCHAR NOT NULL,
@@ -42,7 +42,7 @@ CREATE TABLE rate_limits (
 -- Most sessions have no parent: they are their own roots and skip the walk, which starts
 -- only from the sessions that name one (the window that finds each walk's end then
 -- orders a few rows, not every session).
-CREATE VIEW session_rollup AS
+CREATE OR REPLACE VIEW session_rollup AS
 WITH RECURSIVE walk (workspace, provider, session_id, up, next_parent, depth) AS (
     SELECT workspace, provider, session_id, [session_id], parent_session_id, 0
     FROM sessions

@@ -4,7 +4,7 @@
 -- that stays as it was is counted as "still refused" and leaves the exit status 0, so a
 -- nightly job reports a lasting problem once, not every night. Rows of sources that are
 -- no longer refused go when a complete run of their provider finds them fine.
-CREATE TABLE refusals (
+CREATE TABLE IF NOT EXISTS refusals (
     workspace        VARCHAR NOT NULL,
     source_id        VARCHAR NOT NULL,
     provider         VARCHAR NOT NULL,

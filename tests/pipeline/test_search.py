@@ -15,7 +15,7 @@ import pytest
 
 from agentlake.errors import ConfigurationError
 from agentlake.run import ImportOptions, run_import
-from agentlake.search import SearchFilter, parse_query, search
+from agentlake.search import Atom, ParsedQuery, SearchFilter, parse_query, search
 from tests.conftest import FIXTURES
 
 from .helpers import snapshot
@@ -91,8 +91,12 @@ def test_or_not_phrase_and_prefix(catalog: Path) -> None:
     assert TEXTS_A[3] not in _texts(catalog, '"cache bug"')  # has both words, not the phrase
     assert set(_texts(catalog, "invalid*")) == {TEXTS_A[1]}
     assert _texts(catalog, "nonexistentword") == []
+    # A query of exclusions only looks for those words (a pasted flag such as --force).
+    assert parse_query("-only NOT excluded") == ParsedQuery(
+        ((Atom("only", "word"),), (Atom("excluded", "word"),))
+    )
     with pytest.raises(ConfigurationError):
-        parse_query("-only NOT excluded")
+        parse_query("- -- ???")
 
 
 def test_filters(catalog: Path) -> None:
