@@ -19,8 +19,9 @@ string), so every rule keeps JSON valid:
 Where a rule would need a word boundary (``\\b``), it also accepts a JSON escape of a
 newline, tab or carriage return just before the secret (``\\nghp_…`` in JSON text has no
 word boundary) and writes that escape back unchanged. Rules run in the file's order,
-specific formats before generic ones, so the class names the credential precisely; no
-rule matches inside a marker, so redacting twice changes nothing.
+specific formats before generic ones, so the class names the credential precisely. A
+marker never reads as a secret or a secret's name (a name's closing bracket counts only
+after a quote, and no value starts with ``[``), so redacting twice changes nothing.
 
 A row runs a rule only if it holds one of the rule's trigger literals (every match of
 the rule contains one), so a row pays only for the rules it may need
@@ -32,9 +33,10 @@ under the old policy are refused as drift instead of silently mixing policies.
 Version history: 2, the rules per event; 3, webhook URLs, credentials in URL query
 strings, and secrets cut across the chunks of a streamed message (:mod:`.streams`); 4,
 the rules as data with per-rule triggers, 67 classes (cloud, AI, payment, registry,
-chat, CI and observability formats, service-account keys, connection strings, JWTs,
-command-line flags and API key headers; PGP key blocks, empty URL user names and more
-``.env`` names in the existing classes).
+chat, CI and observability formats, service-account and PuTTY keys, connection strings,
+JWTs, command-line flags, API key headers, string literals in code; in the existing
+classes PGP key blocks, URLs with an empty user name or a driver such as cx_oracle, more
+``.env`` names, JSON secrets nested twice, no redaction of a marker in a query string).
 """
 
 from __future__ import annotations
