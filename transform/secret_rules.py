@@ -5,13 +5,13 @@ columns, each rule only where one of its triggers appears.
 loaded with the first redaction, never with the policy's version.
 
 Running every rule over every row would scan all the text once per rule. Instead one
-regex of every trigger of every rule (a trie, as fast as the old policy's 17-word
-prefilter) picks the rows that may hold a secret; on those rows the same regex lists the
-triggers present, which name the rules to run; those rules, in the file's order, then
-run on those rows only. A rule's every match contains one of its triggers, and a trigger
-inside a marker is inside every trigger of the marker's class, so a rule left out could
-not have matched, even in text an earlier rule rewrote: the result is the same as
-running every rule on every row.
+regex of every trigger of every rule (written as a trie, it scans about as fast as the
+17-word prefilter of policy 3) picks the rows that may hold a secret; on those rows the
+same regex lists the triggers each holds; then each rule those triggers name runs, in
+the file's order, on the rows holding one of them. A rule's every match contains one of
+its triggers, and a trigger inside a marker is inside every trigger of the marker's
+class, so a rule left out could not have matched, even in text an earlier rule rewrote:
+the result is the same as running every rule on every row.
 """
 
 from __future__ import annotations
@@ -132,8 +132,8 @@ def _escape(text: str) -> str:
 
 def _alternation(literals: Iterable[str]) -> str:
     """A regex matching exactly ``literals``, factored as a trie: the regex engine scans
-    text for some 300 literals written so about as fast as for a handful. At one position
-    it takes the longest literal."""
+    for 300-odd literals written so a fifth faster than for the flat alternation of
+    them. At one position it takes the longest literal."""
     trie: dict[str, Any] = {}
     for literal in literals:
         node = trie
@@ -169,16 +169,6 @@ def triggers() -> str:
     )
 
 
-def _overlaps(found: str, other: str, folded: bool) -> bool:
-    """Whether an occurrence of ``other`` can start inside one of ``found``: then a scan
-    that reports ``found`` may skip it."""
-    if folded:
-        found, other = found.lower(), other.lower()
-    return any(
-        other.startswith(found[i:]) or found[i:].startswith(other) for i in range(len(found))
-    )
-
-
 class Redactor:
     """The rules compiled for polars: the trigger regex, and for each trigger the rules a
     row holding it must run. Called with a string Series, returns it redacted."""
@@ -186,28 +176,32 @@ class Redactor:
     def __init__(self) -> None:
         self.rules = rules()
         self.triggers = triggers()
-        owners: dict[tuple[str, bool], set[int]] = {}
+        # Triggers compared lower-cased here: an exact one then runs its rules on a few
+        # more rows, never on fewer.
+        owners: dict[str, set[int]] = {}
         for index, rule in enumerate(self.rules):
             for trigger in rule.triggers:
-                key = (trigger.lower() if rule.ignore_case else trigger, rule.ignore_case)
-                owners.setdefault(key, set()).add(index)
-        # One regex scan reports triggers without overlap, so a reported trigger stands
-        # for every trigger that can start inside it: their rules run too.
-        self.exact: dict[str, frozenset[int]] = {}
-        self.folded: dict[str, frozenset[int]] = {}
-        for (lit, folded), _ in owners.items():
-            runs = frozenset().union(
-                *(
-                    ruled
-                    for other, ruled in owners.items()
-                    if _overlaps(lit, other[0], folded or other[1])
-                )
-            )
-            (self.folded if folded else self.exact)[lit] = runs
+                owners.setdefault(trigger.lower(), set()).add(index)
+        starting: dict[str, set[int]] = {}
+        for literal, ruled in owners.items():
+            for end in range(1, len(literal) + 1):
+                starting.setdefault(literal[:end], set()).update(ruled)
+        # The scan reports triggers without overlap, so a reported trigger stands for
+        # every trigger that can start inside it (one starting with a tail of it, or
+        # one a tail of it starts with): their rules run too.
+        self.closure: dict[str, frozenset[int]] = {}
+        for literal in owners:
+            runs: set[int] = set()
+            for start in range(len(literal)):
+                tail = literal[start:]
+                runs |= starting.get(tail, set())
+                for end in range(1, len(tail) + 1):
+                    runs |= owners.get(tail[:end], set())
+            self.closure[literal] = frozenset(runs)
 
     def runs(self, found: str) -> frozenset[int]:
         """The rules a row runs for a trigger found in it (as written)."""
-        return self.exact.get(found, frozenset()) | self.folded.get(found.lower(), frozenset())
+        return self.closure.get(found.lower(), frozenset())
 
     def __call__(self, texts: pl.Series) -> pl.Series:
         """``texts`` with every rule applied to the texts holding one of its triggers."""
@@ -232,7 +226,11 @@ class Redactor:
             .unique()
         )
         runs = pl.DataFrame(
-            [(f, rule) for f in found.get_column("found").unique() for rule in self.runs(f)],
+            [
+                (f, rule)
+                for f in found.get_column("found").drop_nulls().unique()
+                for rule in self.runs(f)
+            ],
             schema={"found": pl.String, "rule": pl.UInt32},
             orient="row",
         )
