@@ -176,32 +176,57 @@ class Redactor:
     def __init__(self) -> None:
         self.rules = rules()
         self.triggers = triggers()
-        # Triggers compared lower-cased here: an exact one then runs its rules on a few
-        # more rows, never on fewer.
-        owners: dict[str, set[int]] = {}
+        # The triggers as the scan finds them (exact ones as written, folded ones lower-
+        # cased), the exact ones lower-cased too (to compare with a folded one), and for
+        # each kind the rules of the triggers starting with a given prefix.
+        owners: dict[bool, dict[str, set[int]]] = {False: {}, True: {}}
         for index, rule in enumerate(self.rules):
             for trigger in rule.triggers:
-                owners.setdefault(trigger.lower(), set()).add(index)
-        starting: dict[str, set[int]] = {}
-        for literal, ruled in owners.items():
-            for end in range(1, len(literal) + 1):
-                starting.setdefault(literal[:end], set()).update(ruled)
+                key = trigger.lower() if rule.ignore_case else trigger
+                owners[rule.ignore_case].setdefault(key, set()).add(index)
+        lowered: dict[str, set[int]] = {lit.lower(): set() for lit in owners[False]}
+        for lit, ruled in owners[False].items():
+            lowered[lit.lower()] |= ruled
+        starting: dict[str, dict[str, set[int]]] = {"exact": {}, "lowered": {}, "folded": {}}
+        for kind, table in (
+            ("exact", owners[False]),
+            ("lowered", lowered),
+            ("folded", owners[True]),
+        ):
+            for lit, ruled in table.items():
+                for end in range(1, len(lit) + 1):
+                    starting[kind].setdefault(lit[:end], set()).update(ruled)
+
+        def overlapping(tail: str, folded: bool) -> set[int]:
+            """Rules of the triggers starting with ``tail`` or a prefix of it: exact ones
+            compared exactly unless ``tail`` is folded, folded ones ignoring case."""
+            exact, exact_owners = (
+                (starting["lowered"], lowered) if folded else (starting["exact"], owners[False])
+            )
+            low = tail.lower()
+            runs = exact.get(tail, set()) | starting["folded"].get(low, set())
+            for end in range(1, len(tail) + 1):
+                runs |= exact_owners.get(tail[:end], set()) | owners[True].get(low[:end], set())
+            return runs
+
         # The scan reports triggers without overlap, so a reported trigger stands for
         # every trigger that can start inside it (one starting with a tail of it, or
         # one a tail of it starts with): their rules run too.
-        self.closure: dict[str, frozenset[int]] = {}
-        for literal in owners:
-            runs: set[int] = set()
-            for start in range(len(literal)):
-                tail = literal[start:]
-                runs |= starting.get(tail, set())
-                for end in range(1, len(tail) + 1):
-                    runs |= owners.get(tail[:end], set())
-            self.closure[literal] = frozenset(runs)
+        self.closure: dict[bool, dict[str, frozenset[int]]] = {
+            folded: {
+                lit: frozenset(
+                    set().union(*(overlapping(lit[i:], folded) for i in range(len(lit))))
+                )
+                for lit in owners[folded]
+            }
+            for folded in (False, True)
+        }
 
     def runs(self, found: str) -> frozenset[int]:
         """The rules a row runs for a trigger found in it (as written)."""
-        return self.closure.get(found.lower(), frozenset())
+        return self.closure[False].get(found, frozenset()) | self.closure[True].get(
+            found.lower(), frozenset()
+        )
 
     def __call__(self, texts: pl.Series) -> pl.Series:
         """``texts`` with every rule applied to the texts holding one of its triggers."""
