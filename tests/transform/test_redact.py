@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentlake.transform.redact import POLICY_VERSION, RULES, redact
+from agentlake.transform.secret_rules import rules
 
 PRIVATE_KEY_BODY = "MIIEowIBAAKCAQEAsynthEt1cKeyMaterialOnlyForTests0123456789abcdefXYZ"
 PRIVATE_KEY = (
@@ -80,6 +81,28 @@ CASES: list[tuple[str, str, str]] = [
         f"fetch('https://api.example.com/v1/items?page=2&access_token={QUERY_TOKEN}&q=x')",
         QUERY_TOKEN,
     ),
+]
+
+
+def vanished(example: str, redacted: str) -> str:
+    """The part of ``example`` its redaction replaced: what lies between the text both
+    keep at their start and at their end."""
+
+    def shared(a: str, b: str) -> int:
+        return next(
+            (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+        )
+
+    head = shared(example, redacted)
+    tail = shared(example[head:][::-1], redacted[head:][::-1])
+    return example[head : len(example) - tail]
+
+
+# Every other class, from its example in the rules file, pasted into a prompt.
+CASES += [
+    (rule.cls, f"pasted: {rule.example}\nthanks", vanished(rule.example, rule.redacted))
+    for rule in rules()
+    if rule.cls not in {cls for cls, _, _ in CASES}
 ]
 
 
@@ -413,6 +436,8 @@ PLANTED: list[tuple[str, str]] = [
     (f'{{"password": "{JSON_PASSWORD}"}}', JSON_PASSWORD),
     (f'{{"api_key": "say \\"{JSON_PASSWORD}\\""}}', JSON_PASSWORD),
 ]
+# and the example of every class in the rules file.
+PLANTED += [(rule.example, vanished(rule.example, rule.redacted)) for rule in rules()]
 SEPARATORS = [" ", "\n", "\t", "\r\n", ", ", "(", '"', "'", "`", "<", ">", "\\"]
 
 # Random text, rich in the characters JSON escapes and the rules care about.
