@@ -31,11 +31,15 @@ demo: relink ## import a bundled synthetic home into a fresh catalog and print a
 	@rm -rf $(DEMO) && mkdir -p $(DEMO)
 	$(VENV)/bin/agentlake demo --dir $(DEMO)
 
+# One worker per core; a test module stays on one worker, so its shared homes are made once.
+TEST_WORKERS ?= auto
+PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope
+
 test: relink ## run the whole test suite
-	$(PY) -m pytest -q
+	$(PYTEST)
 
 test-fast: relink ## the test suite without tests marked slow
-	$(PY) -m pytest -q -m "not slow"
+	$(PYTEST) -m "not slow"
 
 lint: relink ## ruff and mypy --strict
 	$(VENV)/bin/ruff check pipeline extract transform load sql tests benchmarks

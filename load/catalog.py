@@ -11,7 +11,7 @@ import fcntl
 import importlib.util
 import os
 import secrets
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from pathlib import Path
@@ -89,12 +89,17 @@ def _flock(path: Path, *, exclusive: bool, wait: bool) -> Iterator[None]:
     try:
         mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
         try:
-            fcntl.flock(fd, mode if wait else mode | fcntl.LOCK_NB)
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
         except BlockingIOError:
             what = "another import is writing" if exclusive else "an import is writing"
-            raise CatalogLocked(
-                f"{path.with_suffix('')}: {what} this catalog; retry when it finishes or pass --wait"
-            ) from None
+            if not wait:
+                raise CatalogLocked(
+                    f"{path.with_suffix('')}: {what} this catalog; retry when it finishes "
+                    "or pass --wait"
+                ) from None
+            if (notice := WAIT_NOTICE.get()) is not None:
+                notice(f"{path.with_suffix('')}: {what} this catalog; waiting for it to finish")
+            fcntl.flock(fd, mode)
         yield
     finally:
         os.close(fd)
@@ -238,6 +243,10 @@ def open_for_write(
 # Whether readers wait for a running import instead of failing with CatalogLocked when
 # they are not told (the CLI's --wait on read commands sets it for the command).
 READ_WAIT: ContextVar[bool] = ContextVar("agentlake_read_wait", default=False)
+# Told, once, when a command with --wait starts waiting for the lock (the CLI says so).
+WAIT_NOTICE: ContextVar[Callable[[str], None] | None] = ContextVar(
+    "agentlake_wait_notice", default=None
+)
 
 
 @contextmanager

@@ -24,7 +24,7 @@ import typer
 from rich.console import Console
 
 from agentlake.extract.extract import ExtractLimits
-from agentlake.load.catalog import READ_WAIT
+from agentlake.load.catalog import READ_WAIT, WAIT_NOTICE
 
 from .config import (
     check_workspace,
@@ -34,6 +34,7 @@ from .config import (
 )
 from .errors import AgentlakeError, ConfigurationError
 from .plan import Plan, PlannedSource
+from .progress import ProgressMode
 from .queries import scoped_sql
 from .run import (
     ImportOptions,
@@ -95,6 +96,7 @@ def _guard(debug: bool, action: Callable[[], T], *, wait: bool = False) -> T:
     """The one error boundary: our errors become one line and an exit code. ``wait``
     makes the command's catalog reads wait for a running import."""
     token = READ_WAIT.set(wait)
+    notice = WAIT_NOTICE.set(lambda text: err.print(text, highlight=False))
     try:
         return action()
     except AgentlakeError as exc:
@@ -119,6 +121,7 @@ def _guard(debug: bool, action: Callable[[], T], *, wait: bool = False) -> T:
         )
         raise typer.Exit(70) from None
     finally:
+        WAIT_NOTICE.reset(notice)
         READ_WAIT.reset(token)
 
 
@@ -196,15 +199,23 @@ class _BarReporter:
         self.progress.update(self.task, description=name)
 
 
-def _import_with_progress(options: ImportOptions) -> ImportResult:
+def _import_with_progress(options: ImportOptions, mode: ProgressMode = "auto") -> ImportResult:
     from .signals import stop_on_signals
 
     with stop_on_signals(lambda text: err.print(text, highlight=False)) as stop:
-        return _import_reporting(replace(options, stop=stop))
+        return _import_reporting(replace(options, stop=stop), mode)
 
 
-def _import_reporting(options: ImportOptions) -> ImportResult:
-    if not sys.stderr.isatty():
+def _print_line(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _import_reporting(options: ImportOptions, mode: ProgressMode) -> ImportResult:
+    if mode == "lines":
+        from .progress import LineReporter
+
+        return run_import(options, LineReporter(_print_line))
+    if mode == "none" or not sys.stderr.isatty():
         return run_import(options)
     from rich.progress import (  # only a terminal shows a bar
         BarColumn,
@@ -341,6 +352,13 @@ def import_(
         str | None,
         typer.Option("--max-bytes-per-source", help="Read at most this much per source (64MiB)."),
     ] = None,
+    progress: Annotated[
+        ProgressMode,
+        typer.Option(
+            "--progress",
+            help="auto: a bar on a terminal; lines: a line per commit on stderr (for logs).",
+        ),
+    ] = "auto",
     catalog: CatalogOpt = None,
     workspace: WorkspaceOpt = None,
     json: JsonOpt = False,
@@ -374,7 +392,7 @@ def import_(
             _warn_roots(plan)
             _print_json(_plan_doc(plan)) if json else _print_plan(plan)
             return 0
-        result = _import_with_progress(options)
+        result = _import_with_progress(options, progress)
         _warn_roots(result.plan)
         from .import_view import render_problems, render_summary
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
     from .plan import Plan, PlannedSource
+
+# How an import shows its progress: a bar on a terminal (auto), lines, or nothing.
+ProgressMode = Literal["auto", "lines", "none"]
 
 
 class Reporter(Protocol):
@@ -32,3 +36,24 @@ class NullReporter:
 
     def phase(self, name: str) -> None:
         """Ignore."""
+
+
+class LineReporter:
+    """One plain line per event (``--progress lines``): for logs, and for whoever must
+    act at a known point of a run — each ``committed`` line is written after the commit
+    it counts is durable."""
+
+    def __init__(self, write: Callable[[str], None]) -> None:
+        self.write = write
+        self.total = self.done = 0
+
+    def planned(self, plan: Plan) -> None:
+        self.total = plan.bytes_to_read
+        self.write(f"progress: planned {self.total} bytes")
+
+    def advanced(self, source: PlannedSource, nbytes: int) -> None:
+        self.done += nbytes
+        self.write(f"progress: committed {self.done} of {self.total} bytes")
+
+    def phase(self, name: str) -> None:
+        self.write(f"progress: phase {name}")

@@ -29,6 +29,10 @@ def cli_env(**extra: str) -> dict[str, str]:
 def pytest_configure(config: pytest.Config) -> None:
     """CI (``AGENTLAKE_REQUIRE_CONFORMANCE=1``, set by .ci/run) fails when the shared
     conformance corpus is absent, where a user's clone skips the tests that read it."""
+    # pytest-xdist exports its terminal's width to the workers; the CLI's consoles would
+    # keep it for the whole session, where each test sets the width it renders at.
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        os.environ.pop("COLUMNS", None)
     if os.environ.get("AGENTLAKE_REQUIRE_CONFORMANCE") == "1" and not CONFORMANCE.is_dir():
         raise pytest.UsageError(
             f"{CONFORMANCE} is missing: the conformance corpus must be present in CI"

@@ -82,3 +82,29 @@ def start_import(home: Path, catalog: Path, *options: str) -> subprocess.Popen[s
          str(catalog), *options],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=cli_env(), text=True,
     )  # fmt: skip
+
+
+def start_import_reporting(home: Path, catalog: Path, *options: str) -> subprocess.Popen[str]:
+    """:func:`start_import` with ``--progress lines``: read its stderr with
+    :func:`wait_for_commit` (or let it finish with ``communicate``), never leave it unread."""
+    return start_import(home, catalog, "--progress", "lines", *options)
+
+
+def wait_for_commit(proc: subprocess.Popen[str], fraction: float) -> bool:
+    """Read ``proc``'s progress lines until commits cover ``fraction`` of the bytes it
+    planned (0 means: once it has planned). False when the import ended first."""
+    assert proc.stderr is not None
+    total = None
+    for line in proc.stderr:
+        words = line.split()
+        if line.startswith("progress: planned "):
+            total = int(words[2])
+            if fraction <= 0:
+                return True
+        elif (
+            line.startswith("progress: committed ")
+            and total is not None
+            and int(words[2]) >= fraction * total
+        ):
+            return True
+    return False

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -175,7 +174,8 @@ def test_readers_during_an_import_fail_in_one_line_or_wait_with_wait(
              "--catalog", str(catalog)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(),
         )  # fmt: skip
-        time.sleep(1.5)
+        assert waiting.stderr is not None
+        assert "waiting for it to finish" in waiting.stderr.readline()
         assert waiting.poll() is None, "--wait must block while the import writes"
     out, err = waiting.communicate(timeout=60)
     assert waiting.returncode == 0, err

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import signal
 import threading
-import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -20,8 +19,9 @@ from agentlake.extract.extract import ExtractLimits
 from agentlake.extract.sources import SourceFile
 from agentlake.plan import Plan, PlannedSource
 from agentlake.run import ImportOptions, run_import
+from tests.conftest import CliRunner
 
-from .helpers import scalar, snapshot, start_import
+from .helpers import scalar, snapshot, start_import, start_import_reporting, wait_for_commit
 
 TABLES = ("events", "usage", "sessions", "rejects")
 
@@ -82,20 +82,16 @@ def test_a_stop_request_ends_the_run_at_a_batch_boundary_and_the_next_run_resume
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_the_cli_stops_gracefully_on_a_signal(tmp_path: Path, signum: signal.Signals) -> None:
     home = tmp_path / "home"
-    generate_claude_corpus(home, seed=7, target_lines=80_000)
+    generate_claude_corpus(home, seed=7, target_lines=20_000)
     clean = tmp_path / "clean.duckdb"
-    started = time.monotonic()
-    proc = start_import(home, clean)
-    assert proc.wait(timeout=600) == 0, proc.stderr.read() if proc.stderr else ""
-    duration = time.monotonic() - started
+    assert run_import(_options(home, clean)).exit_code == 0
 
     stopped = tmp_path / "stopped.duckdb"
-    proc = start_import(home, stopped)
-    time.sleep(duration * 0.5)
-    assert proc.poll() is None, "the signal must land while the import runs"
+    proc = start_import_reporting(home, stopped, "--memory-limit", "384MiB")
+    assert wait_for_commit(proc, 0.3), "the signal must land while the import runs"
     proc.send_signal(signum)
+    stderr = "".join(proc.stderr or ())
     assert proc.wait(timeout=600) == 130
-    stderr = proc.stderr.read() if proc.stderr else ""
     assert f"{signum.name}: stopping at the next batch boundary" in stderr
     assert "Traceback" not in stderr
     assert scalar(stopped, "SELECT status FROM imports") == "interrupted"
@@ -109,7 +105,7 @@ def test_a_spent_time_budget_ends_the_run_as_partial_and_the_next_run_resumes(
     tmp_path: Path,
 ) -> None:
     home = tmp_path / "home"
-    generate_claude_corpus(home, seed=6, target_lines=4_000)
+    generate_claude_corpus(home, seed=6, target_lines=800)  # a run per file, about 18
     clean = tmp_path / "clean.duckdb"
     assert run_import(_options(home, clean)).exit_code == 0
 
@@ -183,3 +179,21 @@ def test_an_abort_while_a_commit_is_written_keeps_the_receipt_true(
     assert scalar(aborted, "SELECT sum(committed_offset) FROM sources") == committed
     assert run_import(_options(home, aborted)).exit_code == 0
     assert snapshot(aborted, TABLES) == snapshot(clean, TABLES)
+
+
+def test_progress_lines_count_committed_bytes_up_to_the_plan(
+    cli: CliRunner, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    stats = generate_claude_corpus(home, seed=9, target_lines=600)
+    catalog = tmp_path / "c.duckdb"
+    proc = cli("import", "--home", home, "--catalog", catalog, "--progress", "lines")
+    assert proc.returncode == 0, proc.stderr
+    lines = [line.split() for line in proc.stderr.splitlines() if line.startswith("progress: ")]
+    assert lines[0][1] == "planned" and 0 < int(lines[0][2]) <= stats.bytes
+    planned = lines[0][2]
+    done = [int(words[2]) for words in lines if words[1] == "committed"]
+    assert len(done) > 1 and done == sorted(done) and done[-1] == int(planned)
+    assert all(words[4] == planned for words in lines if words[1] == "committed")
+    quiet = cli("import", "--home", home, "--catalog", tmp_path / "q.duckdb", "--progress", "none")
+    assert quiet.returncode == 0 and "progress:" not in quiet.stderr

@@ -3,8 +3,9 @@ appended between kills, one file is truncated below its committed offset and one
 replaced by another file — and after the final run the catalog equals a clean import of
 the final files, except for the two refused sources, which the catalog reports.
 
-``AGENTLAKE_SOAK_KILLS`` sets the number of kills (60 by default, so that ``make test``
-stays short; the figure in the project notes comes from a run with 200).
+``AGENTLAKE_SOAK_KILLS`` sets the number of kills (12 by default: enough for
+kills before, between and after the truncation and the replacement; the acceptance run
+uses 200).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import os
 import random
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +21,9 @@ import pytest
 
 from agentlake.demo import generate_claude_corpus
 
-from .helpers import snapshot, start_import
+from .helpers import snapshot, start_import, start_import_reporting, wait_for_commit
 
-KILLS = int(os.environ.get("AGENTLAKE_SOAK_KILLS", "60"))
+KILLS = int(os.environ.get("AGENTLAKE_SOAK_KILLS", "12"))
 TABLES = ("events", "usage", "sessions", "rejects")
 
 
@@ -76,16 +76,7 @@ def test_random_kills_across_a_growing_corpus_then_resume_equals_clean_import(
     sessions = [p for p in files if len(p.stem) == 36]  # main transcripts, not subagents
     rng = random.Random(20261130)
     catalog = tmp_path / "soak.duckdb"
-    # The corpus is imported once whole, then the kills fall within two and a half times
-    # a run with nothing new on this machine: most land while a run reads, commits or
-    # plans the lines appended since, and the runs that finish first commit them. (With a
-    # fixed window shorter than a whole import on a slow machine, every run was killed
-    # before its first commit and no source was ever refused; the bulk import's own kills
-    # are test_crash's.)
     assert start_import(home, catalog, "--memory-limit", "512MiB").wait(timeout=600) == 0
-    started = time.perf_counter()
-    assert start_import(home, catalog, "--memory-limit", "512MiB").wait(timeout=600) == 0
-    window = 2.5 * (time.perf_counter() - started)
     truncated, replaced, donor = sessions[3], sessions[7], sessions[11]
     landed = attempts = 0
     truncated_done = replaced_done = False
@@ -112,21 +103,21 @@ def test_random_kills_across_a_growing_corpus_then_resume_equals_clean_import(
             )
             replaced.unlink()
             replaced.write_bytes(content)
-        proc = start_import(home, catalog, "--memory-limit", "512MiB")
-        time.sleep(rng.uniform(0.05, window))
-        if proc.poll() is None:
+        # The kill lands once the run has planned, or has committed a random share of
+        # its plan (most runs read only the lines appended since the last one).
+        proc = start_import_reporting(home, catalog, "--memory-limit", "512MiB")
+        if wait_for_commit(proc, rng.choice((0.0, rng.random()))):
             proc.send_signal(signal.SIGKILL)
-            landed += 1
-        proc.wait(timeout=600)
-    print(
-        f"soak: {landed} SIGKILLs landed while an import ran, in {attempts} attempts "
-        f"(kills within {window:.2f} s of a start)"
-    )
+        proc.communicate(timeout=600)
+        landed += proc.returncode == -signal.SIGKILL
+    print(f"soak: {landed} SIGKILLs landed while an import ran, in {attempts} attempts")
     assert landed == KILLS, f"only {landed} of {KILLS} kills landed during an import"
     assert truncated_done and replaced_done
 
     final = start_import(home, catalog, "--memory-limit", "512MiB")
-    assert final.wait(timeout=600) == 1  # finished, with the two refused sources
+    # Finished, with the two refused sources: exit 1 only if no earlier run that got as
+    # far as its commit had reported them already.
+    assert final.wait(timeout=600) in (0, 1)
     con = duckdb.connect(str(catalog), read_only=True)
     refused = {
         r[0] for r in con.execute("SELECT path FROM sources WHERE status = 'refused'").fetchall()
