@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -68,7 +68,7 @@ def cli() -> CliRunner:
     from agentlake.cli import app
 
     def run(
-        *args: str | Path, env: dict[str, str | None] | None = None
+        *args: str | Path, env: Mapping[str, str | None] | None = None
     ) -> subprocess.CompletedProcess[str]:
         overrides: dict[str, str | None] = dict.fromkeys(_PROVIDER_ENV)
         overrides.update(env or {})

@@ -28,7 +28,7 @@ def _good(n: int) -> bytes:
     return json.dumps(rec).encode() + b"\n"
 
 
-def test_every_bad_line_is_rejected_with_its_reason(run_cli: CliRunner, tmp_path: Path) -> None:
+def test_every_bad_line_is_rejected_with_its_reason(cli: CliRunner, tmp_path: Path) -> None:
     home = tmp_path / "home"
     project = home / ".claude" / "projects" / "-home-dev-demo"
     project.mkdir(parents=True)
@@ -55,7 +55,7 @@ def test_every_bad_line_is_rejected_with_its_reason(run_cli: CliRunner, tmp_path
     link.symlink_to(outside / "secret.jsonl")
 
     catalog = tmp_path / "c.duckdb"
-    proc = run_cli("import", "--home", home, "--catalog", catalog)
+    proc = cli("import", "--home", home, "--catalog", catalog)
     assert proc.returncode == 1, proc.stderr  # the symlink is a refused source
     assert "Traceback" not in proc.stderr
 

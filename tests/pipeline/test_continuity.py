@@ -52,9 +52,9 @@ def _transcript(home: Path) -> Path:
 
 
 def _import(
-    run_cli: CliRunner, home: Path, catalog: Path, *extra: str
+    cli: CliRunner, home: Path, catalog: Path, *extra: str
 ) -> tuple[int, dict[str, object], str]:
-    proc = run_cli("import", "--home", home, "--catalog", catalog, "--json", *extra)
+    proc = cli("import", "--home", home, "--catalog", catalog, "--json", *extra)
     return proc.returncode, json.loads(proc.stdout) if proc.stdout else {}, proc.stderr
 
 
@@ -77,14 +77,14 @@ def _append_other(home: Path) -> None:
 
 
 def test_truncated_source_is_refused_and_keeps_its_data(
-    run_cli: CliRunner, home: Path, catalog: Path
+    cli: CliRunner, home: Path, catalog: Path
 ) -> None:
-    assert _import(run_cli, home, catalog)[0] == 0
+    assert _import(cli, home, catalog)[0] == 0
     events = scalar(catalog, "SELECT count(*) FROM events")
     path = _transcript(home)
     path.write_bytes(path.read_bytes()[: len(_line(0)) * 3])
     _append_other(home)
-    code, doc, stderr = _import(run_cli, home, catalog)
+    code, doc, stderr = _import(cli, home, catalog)
     assert code == 1
     assert _outcome(doc, f"{SID}.jsonl")["continuity"] == "truncated"
     assert "SOURCE_TRUNCATED" in stderr and str(path) in stderr
@@ -93,11 +93,11 @@ def test_truncated_source_is_refused_and_keeps_its_data(
     )  # the other source still imported
     # the refusal repeats until resolved (reported once, then counted: exit 0), then
     # --restart-drifted re-reads it as a new generation
-    code, doc, stderr = _import(run_cli, home, catalog)
+    code, doc, stderr = _import(cli, home, catalog)
     assert code == 0 and "1 source still refused as reported before" in stderr
     assert "SOURCE_TRUNCATED" not in stderr
     assert _outcome(doc, f"{SID}.jsonl")["status"] == "refused"
-    code, doc, _ = _import(run_cli, home, catalog, "--restart-drifted")
+    code, doc, _ = _import(cli, home, catalog, "--restart-drifted")
     assert code == 0
     assert scalar(catalog, "SELECT generation FROM sources WHERE path = ?", [str(path)]) == 2
     assert scalar(catalog, "SELECT count(*) FROM events WHERE session_id = ?", [SID]) == 3
@@ -106,76 +106,74 @@ def test_truncated_source_is_refused_and_keeps_its_data(
     assert scalar(catalog, "SELECT prompts FROM sessions WHERE session_id = ?", [SID]) == 3
 
 
-def test_replaced_source_is_refused(run_cli: CliRunner, home: Path, catalog: Path) -> None:
-    _import(run_cli, home, catalog)
+def test_replaced_source_is_refused(cli: CliRunner, home: Path, catalog: Path) -> None:
+    _import(cli, home, catalog)
     path = _transcript(home)
     data = path.read_bytes() + _line(50)
     tmp = path.with_suffix(".tmp")
     tmp.write_bytes(data)
     tmp.replace(path)  # new inode
-    code, doc, stderr = _import(run_cli, home, catalog)
+    code, doc, stderr = _import(cli, home, catalog)
     assert code == 1 and _outcome(doc, f"{SID}.jsonl")["continuity"] == "replaced"
     assert "SOURCE_REPLACED" in stderr
 
 
-def test_rewritten_source_is_refused(run_cli: CliRunner, home: Path, catalog: Path) -> None:
-    _import(run_cli, home, catalog)
+def test_rewritten_source_is_refused(cli: CliRunner, home: Path, catalog: Path) -> None:
+    _import(cli, home, catalog)
     path = _transcript(home)
     data = bytearray(path.read_bytes())
     data[30:35] = b"XXXXX"  # same inode, the committed prefix changed
     with path.open("r+b") as fh:
         fh.write(bytes(data) + _line(60))
     before = snapshot(catalog, ("events", "usage"))
-    code, doc, stderr = _import(run_cli, home, catalog)
+    code, doc, stderr = _import(cli, home, catalog)
     assert code == 1 and _outcome(doc, f"{SID}.jsonl")["continuity"] == "rewritten"
     assert "SOURCE_REWRITTEN" in stderr
     assert snapshot(catalog, ("events", "usage")) == before
 
 
-def test_adapter_version_drift_is_refused(run_cli: CliRunner, home: Path, catalog: Path) -> None:
-    _import(run_cli, home, catalog)
+def test_adapter_version_drift_is_refused(cli: CliRunner, home: Path, catalog: Path) -> None:
+    _import(cli, home, catalog)
     con = duckdb.connect(str(catalog))
     con.execute("UPDATE sources SET adapter_version = '0.1'")
     con.close()
     with _transcript(home).open("ab") as fh:
         fh.write(_line(70))
-    code, doc, stderr = _import(run_cli, home, catalog)
+    code, doc, stderr = _import(cli, home, catalog)
     assert code == 1 and "SCHEMA_DRIFT" in stderr
     sources = doc["sources"]
     assert isinstance(sources, list) and {s["continuity"] for s in sources} == {"drift"}
 
 
 def test_unknown_major_format_version_refuses_the_rest(
-    run_cli: CliRunner, home: Path, catalog: Path
+    cli: CliRunner, home: Path, catalog: Path
 ) -> None:
     path = _transcript(home)
     with path.open("ab") as fh:
         fh.write(_line(80, version="9.0.0") + _line(81))
-    code, _, stderr = _import(run_cli, home, catalog)
+    code, _, stderr = _import(cli, home, catalog)
     assert code == 1 and "SCHEMA_DRIFT" in stderr
     # the clean prefix is imported, nothing of or after the drifting line
     assert scalar(catalog, "SELECT count(*) FROM events WHERE session_id = ?", [SID]) == 10
     assert scalar(catalog, "SELECT status FROM sources WHERE path = ?", [str(path)]) == "refused"
-    code, _, stderr = _import(run_cli, home, catalog)  # still refused, as reported: exit 0
+    code, _, stderr = _import(cli, home, catalog)  # still refused, as reported: exit 0
     assert code == 0 and "1 source still refused" in stderr and "SCHEMA_DRIFT" not in stderr
 
 
-def test_torn_tail_is_pending_until_completed(
-    run_cli: CliRunner, home: Path, catalog: Path
-) -> None:
+def test_torn_tail_is_pending_until_completed(cli: CliRunner, home: Path, catalog: Path) -> None:
     path = _transcript(home)
     whole = _line(90)
     with path.open("ab") as fh:
         fh.write(whole[:40])
-    code, doc, _ = _import(run_cli, home, catalog)
+    code, doc, _ = _import(cli, home, catalog)
     assert code == 0
     assert _outcome(doc, f"{SID}.jsonl")["pending_bytes"] == 40
     assert scalar(catalog, "SELECT count(*) FROM events WHERE session_id = ?", [SID]) == 10
     assert scalar(catalog, "SELECT count(*) FROM rejects") == 0
-    code, doc, _ = _import(run_cli, home, catalog)  # nothing changed: not even opened
+    code, doc, _ = _import(cli, home, catalog)  # nothing changed: not even opened
     assert doc["totals"]["sources_opened"] == 0  # type: ignore[index]
     with path.open("ab") as fh:
         fh.write(whole[40:])
-    code, doc, _ = _import(run_cli, home, catalog)
+    code, doc, _ = _import(cli, home, catalog)
     assert code == 0
     assert scalar(catalog, "SELECT count(*) FROM events WHERE session_id = ?", [SID]) == 11

@@ -49,15 +49,15 @@ def home(tmp_path: Path) -> Path:
 
 
 def _doctor(
-    run_cli: CliRunner, *args: str | Path, env: dict[str, str] | None = None
+    cli: CliRunner, *args: str | Path, env: dict[str, str] | None = None
 ) -> tuple[int, dict[str, Any], str]:
-    proc = run_cli("doctor", *args, "--json", env=env)
+    proc = cli("doctor", *args, "--json", env=env)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc.returncode, json.loads(proc.stdout), proc.stderr
 
 
-def _import(run_cli: CliRunner, home: Path, catalog: Path, *extra: str | Path) -> int:
-    proc = run_cli("import", "--home", home, "--catalog", catalog, *extra)
+def _import(cli: CliRunner, home: Path, catalog: Path, *extra: str | Path) -> int:
+    proc = cli("import", "--home", home, "--catalog", catalog, *extra)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc.returncode
 
@@ -68,12 +68,12 @@ def _provider(doc: dict[str, Any], name: str) -> dict[str, Any]:
 
 # -- the whole-catalog report ------------------------------------------------------------
 def test_healthy_demo_import_exits_0_with_its_counts(
-    run_cli: CliRunner, tmp_path: Path, catalog: Path
+    cli: CliRunner, tmp_path: Path, catalog: Path
 ) -> None:
     home = tmp_path / "home"
     generate_demo_home(home)
-    assert _import(run_cli, home, catalog) == 0
-    code, doc, _ = _doctor(run_cli, "--home", home, "--catalog", catalog)
+    assert _import(cli, home, catalog) == 0
+    code, doc, _ = _doctor(cli, "--home", home, "--catalog", catalog)
     assert code == 0, doc["problems"]
     assert doc["verdict"] == "healthy" and doc["problems"] == [] and doc["version"] == 1
     receipt = doc["catalog"]["imports"][0]
@@ -96,31 +96,31 @@ def test_healthy_demo_import_exits_0_with_its_counts(
     assert set(doc["catalog"]["orphans"].values()) == {0}
     assert doc["catalog"]["schema_version"] == doc["catalog"]["expected_schema_version"]
 
-    human = run_cli("doctor", "--home", home, "--catalog", catalog, env=cli_env(COLUMNS="200"))
+    human = cli("doctor", "--home", home, "--catalog", catalog, env=cli_env(COLUMNS="200"))
     assert human.returncode == 0
     assert "provider roots" in human.stdout and "recent imports" in human.stdout
     assert human.stdout.strip().splitlines()[-1].startswith("healthy: ")
 
 
 def test_missing_catalog_exits_4_after_the_discovery_part(
-    run_cli: CliRunner, home: Path, catalog: Path
+    cli: CliRunner, home: Path, catalog: Path
 ) -> None:
-    code, doc, _ = _doctor(run_cli, "--home", home, "--catalog", catalog)
+    code, doc, _ = _doctor(cli, "--home", home, "--catalog", catalog)
     assert code == 4 and doc["verdict"] == "no-catalog" and not doc["catalog"]["exists"]
     claude = _provider(doc, "claude-code")
     assert claude["sources"] == 2 and claude["continuity"]["new"] == 2
-    human = run_cli("doctor", "--home", home, "--catalog", catalog, env=cli_env(COLUMNS="250"))
+    human = cli("doctor", "--home", home, "--catalog", catalog, env=cli_env(COLUMNS="250"))
     assert human.returncode == 4
     assert "provider roots" in human.stdout and str(home / ".claude" / "projects") in human.stdout
     assert "no catalog at" in human.stdout.strip().splitlines()[-1]
     assert not catalog.exists()  # doctor never creates a catalog
 
 
-def test_truncated_source_needs_attention(run_cli: CliRunner, home: Path, catalog: Path) -> None:
-    assert _import(run_cli, home, catalog) == 0
+def test_truncated_source_needs_attention(cli: CliRunner, home: Path, catalog: Path) -> None:
+    assert _import(cli, home, catalog) == 0
     path = _transcript(home, SID)
     path.write_bytes(path.read_bytes()[: len(_line(0)) * 2])
-    code, doc, _ = _doctor(run_cli, "--home", home, "--catalog", catalog)
+    code, doc, _ = _doctor(cli, "--home", home, "--catalog", catalog)
     assert code == 1 and doc["verdict"] == "needs-attention"
     assert _provider(doc, "claude-code")["continuity"]["truncated"] == 1
     [refused] = doc["refused"]
@@ -128,14 +128,14 @@ def test_truncated_source_needs_attention(run_cli: CliRunner, home: Path, catalo
     assert refused["seen_in"] == "plan" and "--restart-drifted" in refused["remedy"]
     assert any("1 refused source" in p for p in doc["problems"])
     # the session is in the catalog; the planner would refuse its source now
-    code, diag, _ = _doctor(run_cli, SID, "--home", home, "--catalog", catalog)
+    code, diag, _ = _doctor(cli, SID, "--home", home, "--catalog", catalog)
     assert code == 1 and diag["status"] == "found"
     assert diag["sources"][0]["status"] == "ok"
     assert diag["sources"][0]["now"]["continuity"] == "truncated"
     assert diag["sources"][0]["now"]["code"] == "SOURCE_TRUNCATED"
     # an import records the refusal; the session keeps its data and its refused source
-    assert _import(run_cli, home, catalog) == 1
-    code, diag, _ = _doctor(run_cli, SID, "--home", home, "--catalog", catalog)
+    assert _import(cli, home, catalog) == 1
+    code, diag, _ = _doctor(cli, SID, "--home", home, "--catalog", catalog)
     assert code == 1 and diag["status"] == "found"
     [source] = diag["sources"]
     assert source["status"] == "refused" and source["continuity"] == "truncated"
@@ -143,22 +143,22 @@ def test_truncated_source_needs_attention(run_cli: CliRunner, home: Path, catalo
 
 
 def test_symlink_out_of_a_root_is_refused_and_explained(
-    run_cli: CliRunner, home: Path, catalog: Path, tmp_path: Path
+    cli: CliRunner, home: Path, catalog: Path, tmp_path: Path
 ) -> None:
     outside = tmp_path / "elsewhere" / "copy.jsonl"
     outside.parent.mkdir()
     outside.write_bytes(_line(0, "5d0c8e1e-0000-4000-8000-00000000d003"))
     link = _transcript(home, "5d0c8e1e-0000-4000-8000-00000000d003")
     link.symlink_to(outside)
-    assert _import(run_cli, home, catalog) == 1
-    code, doc, _ = _doctor(run_cli, "--home", home, "--catalog", catalog)
+    assert _import(cli, home, catalog) == 1
+    code, doc, _ = _doctor(cli, "--home", home, "--catalog", catalog)
     assert code == 1
     assert _provider(doc, "claude-code")["continuity"]["outside-root"] == 1
     [refused] = doc["refused"]
     assert refused["code"] == "SOURCE_OUTSIDE_ROOT" and refused["path"] == str(link)
     assert "symlink" in refused["remedy"]
 
-    code, diag, _ = _doctor(run_cli, link.stem, "--home", home, "--catalog", catalog)
+    code, diag, _ = _doctor(cli, link.stem, "--home", home, "--catalog", catalog)
     assert code == 4 and diag["status"] == "not-found"
     [candidate] = diag["candidates"]
     assert candidate["state"] == "outside-root" and candidate["matched_by"] == "path"
@@ -166,11 +166,11 @@ def test_symlink_out_of_a_root_is_refused_and_explained(
 
 
 def test_relative_codex_home_and_missing_override_root_are_warnings(
-    run_cli: CliRunner, home: Path, catalog: Path, tmp_path: Path
+    cli: CliRunner, home: Path, catalog: Path, tmp_path: Path
 ) -> None:
-    assert _import(run_cli, home, catalog) == 0
+    assert _import(cli, home, catalog) == 0
     env = cli_env(CODEX_HOME="relative/codex", CLAUDE_CONFIG_DIR=str(tmp_path / "nowhere"))
-    code, doc, _ = _doctor(run_cli, "--home", home, "--catalog", catalog, env=env)
+    code, doc, _ = _doctor(cli, "--home", home, "--catalog", catalog, env=env)
     assert code == 1 and doc["verdict"] == "needs-attention"
     codex = _provider(doc, "codex")
     assert codex["env"] == [{"name": "CODEX_HOME", "value": "relative/codex", "in_force": False}]
@@ -190,8 +190,8 @@ def test_relative_codex_home_and_missing_override_root_are_warnings(
     assert all(not r["warnings"] for r in cursor["roots"])
 
 
-def test_stale_and_missing_search_index(run_cli: CliRunner, home: Path, catalog: Path) -> None:
-    assert _import(run_cli, home, catalog) == 0
+def test_stale_and_missing_search_index(cli: CliRunner, home: Path, catalog: Path) -> None:
+    assert _import(cli, home, catalog) == 0
     con = duckdb.connect(str(catalog))
     con.execute(
         "INSERT INTO events SELECT * REPLACE ('late-' || event_id AS event_id, 'added later' AS text) "
@@ -199,7 +199,7 @@ def test_stale_and_missing_search_index(run_cli: CliRunner, home: Path, catalog:
         [SID],
     )
     con.close()
-    code, doc, _ = _doctor(run_cli, "--home", home, "--catalog", catalog)
+    code, doc, _ = _doctor(cli, "--home", home, "--catalog", catalog)
     assert code == 1
     index = doc["catalog"]["search_index"]
     assert index["state"] == "stale" and index["missing"] == 1
@@ -214,29 +214,29 @@ def test_stale_and_missing_search_index(run_cli: CliRunner, home: Path, catalog:
     else:
         con.execute("PRAGMA drop_fts_index('events')")
     con.close()
-    code, doc, _ = _doctor(run_cli, "--home", home, "--catalog", catalog)
+    code, doc, _ = _doctor(cli, "--home", home, "--catalog", catalog)
     assert code == 1 and doc["catalog"]["search_index"]["state"] == "missing"
 
 
-def test_orphan_rows_need_attention(run_cli: CliRunner, home: Path, catalog: Path) -> None:
-    assert _import(run_cli, home, catalog) == 0
+def test_orphan_rows_need_attention(cli: CliRunner, home: Path, catalog: Path) -> None:
+    assert _import(cli, home, catalog) == 0
     con = duckdb.connect(str(catalog))
     con.execute("DELETE FROM sessions WHERE session_id = ?", [SID])
     con.close()
-    code, doc, _ = _doctor(run_cli, "--home", home, "--catalog", catalog)
+    code, doc, _ = _doctor(cli, "--home", home, "--catalog", catalog)
     assert code == 1
     assert doc["catalog"]["orphans"]["events_without_session"] == 6
     assert any("orphan rows" in p for p in doc["problems"])
-    code, diag, _ = _doctor(run_cli, SID, "--catalog", catalog, "--home", home)
+    code, diag, _ = _doctor(cli, SID, "--catalog", catalog, "--home", home)
     assert code == 1 and diag["status"] == "found" and not diag["session"]["in_sessions"]
 
 
-def test_rejects_by_reason(run_cli: CliRunner, tmp_path: Path, catalog: Path) -> None:
+def test_rejects_by_reason(cli: CliRunner, tmp_path: Path, catalog: Path) -> None:
     cases = {"malformed_json": "MALFORMED", "invalid_utf8": "BAD_ENCODING"}
     for case in cases:
-        assert _import(run_cli, FIXTURES / "claude" / "bad_input" / case, catalog) == 0
+        assert _import(cli, FIXTURES / "claude" / "bad_input" / case, catalog) == 0
     home = FIXTURES / "claude" / "bad_input" / "malformed_json"
-    code, doc, _ = _doctor(run_cli, "--home", home, "--catalog", catalog)
+    code, doc, _ = _doctor(cli, "--home", home, "--catalog", catalog)
     assert code == 0, doc["problems"]  # rejected lines are recorded, not a problem
     assert {(r["provider"], r["reason"], r["count"]) for r in doc["rejects"]} == {
         ("claude-code", "MALFORMED", 1),
@@ -246,44 +246,42 @@ def test_rejects_by_reason(run_cli: CliRunner, tmp_path: Path, catalog: Path) ->
     assert _provider(doc, "claude-code")["rejects"] == {"BAD_ENCODING": 1, "MALFORMED": 1}
     # a session's own sources carry their rejects (content-free: reason and count)
     code, diag, _ = _doctor(
-        run_cli, "5d0c8e1e-000b-4000-8000-000000000001", "--catalog", catalog, "--home", home
+        cli, "5d0c8e1e-000b-4000-8000-000000000001", "--catalog", catalog, "--home", home
     )
     assert code == 0 and diag["sources"][0]["rejects"] == {"MALFORMED": 1}
 
 
 # -- one session ---------------------------------------------------------------------------
-def test_imported_session_by_id_and_by_prefix(
-    run_cli: CliRunner, home: Path, catalog: Path
-) -> None:
-    assert _import(run_cli, home, catalog) == 0
-    code, full, _ = _doctor(run_cli, SID, "--home", home, "--catalog", catalog)
+def test_imported_session_by_id_and_by_prefix(cli: CliRunner, home: Path, catalog: Path) -> None:
+    assert _import(cli, home, catalog) == 0
+    code, full, _ = _doctor(cli, SID, "--home", home, "--catalog", catalog)
     assert code == 0 and full["status"] == "found"
     assert full["session"]["session_id"] == SID and full["session"]["provider"] == "claude-code"
     assert full["rows"] == {"sessions": 1, "events": 6, "usage": 0}
     [source] = full["sources"]
     assert source["path"] == str(_transcript(home, SID)) and source["status"] == "ok"
     assert source["events"] == 6
-    code, by_prefix, _ = _doctor(run_cli, SID[:-2], "--home", home, "--catalog", catalog)
+    code, by_prefix, _ = _doctor(cli, SID[:-2], "--home", home, "--catalog", catalog)
     assert code == 0 and by_prefix["session"] == full["session"]
     assert full["sources"][0]["now"]["continuity"] == "unchanged"
     # lines appended since the import: in the catalog, with new data waiting
     with _transcript(home, SID).open("ab") as fh:
         fh.write(_line(7))
-    code, grown, _ = _doctor(run_cli, SID, "--home", home, "--catalog", catalog)
+    code, grown, _ = _doctor(cli, SID, "--home", home, "--catalog", catalog)
     assert code == 0 and grown["sources"][0]["now"]["continuity"] == "validated-append"
     assert grown["sources"][0]["now"]["pending_bytes"] == len(_line(7))
     assert "not imported yet" in grown["message"]
     # a prefix of both sessions is ambiguous (usage error), a too short one is refused
-    code, both, _ = _doctor(run_cli, "5d0c8e1e", "--home", home, "--catalog", catalog)
+    code, both, _ = _doctor(cli, "5d0c8e1e", "--home", home, "--catalog", catalog)
     assert code == 2 and both["status"] == "ambiguous" and set(both["matches"]) == {SID, SID2}
-    assert run_cli("doctor", "5d0", "--catalog", catalog).returncode == 2
-    human = run_cli("doctor", SID, "--home", home, "--catalog", catalog, env=cli_env(COLUMNS="200"))
+    assert cli("doctor", "5d0", "--catalog", catalog).returncode == 2
+    human = cli("doctor", SID, "--home", home, "--catalog", catalog, env=cli_env(COLUMNS="200"))
     assert human.returncode == 0 and "its sources" in human.stdout
     assert human.stdout.strip().splitlines()[-1].startswith(f"session {SID} (claude-code) is in")
 
 
-def test_session_in_a_file_not_yet_imported(run_cli: CliRunner, home: Path, catalog: Path) -> None:
-    assert _import(run_cli, home, catalog) == 0
+def test_session_in_a_file_not_yet_imported(cli: CliRunner, home: Path, catalog: Path) -> None:
+    assert _import(cli, home, catalog) == 0
     late = "5d0c8e1e-0000-4000-8000-00000000d004"
     _transcript(home, late).write_bytes(_line(0, late))
     # a file whose name says nothing but whose first lines mention the session
@@ -292,7 +290,7 @@ def test_session_in_a_file_not_yet_imported(run_cli: CliRunner, home: Path, cata
     )
     # a look-alike under the root that no predicate owns
     (home / PROJECT / f"{late}.jsonl.bak").write_bytes(b"backup\n")
-    code, diag, _ = _doctor(run_cli, late, "--home", home, "--catalog", catalog)
+    code, diag, _ = _doctor(cli, late, "--home", home, "--catalog", catalog)
     assert code == 4 and diag["status"] == "not-found"
     by_path = {Path(c["path"]).name: c for c in diag["candidates"]}
     assert by_path[f"{late}.jsonl"]["state"] == "not-imported"
@@ -302,22 +300,20 @@ def test_session_in_a_file_not_yet_imported(run_cli: CliRunner, home: Path, cata
     assert mention["matched_by"] == "content" and mention["state"] == "not-imported"
     assert by_path[f"{late}.jsonl.bak"]["state"] == "look-alike"
     assert [c["matched_by"] for c in diag["candidates"]][-1] == "content"  # path matches first
-    human = run_cli(
-        "doctor", late, "--home", home, "--catalog", catalog, env=cli_env(COLUMNS="250")
-    )
+    human = cli("doctor", late, "--home", home, "--catalog", catalog, env=cli_env(COLUMNS="250"))
     assert human.returncode == 4 and "not-imported" in human.stdout
     assert human.stdout.strip().splitlines()[-1].startswith(f"session {late} not found")
 
 
 def test_session_of_another_workspace_reads_like_an_unknown_id(
-    run_cli: CliRunner, home: Path, catalog: Path, tmp_path: Path
+    cli: CliRunner, home: Path, catalog: Path, tmp_path: Path
 ) -> None:
-    assert _import(run_cli, home, catalog, "--workspace", "elsewhere") == 0
+    assert _import(cli, home, catalog, "--workspace", "elsewhere") == 0
     empty = tmp_path / "empty"  # nothing on disk mentions either id
     empty.mkdir()
     unknown = "5d0c8e1e-0000-4000-8000-0000000ffff1"
-    code, other, _ = _doctor(run_cli, SID, "--home", empty, "--catalog", catalog)
-    code2, nowhere, _ = _doctor(run_cli, unknown, "--home", empty, "--catalog", catalog)
+    code, other, _ = _doctor(cli, SID, "--home", empty, "--catalog", catalog)
+    code2, nowhere, _ = _doctor(cli, unknown, "--home", empty, "--catalog", catalog)
     assert code == code2 == 4
     assert other["message"] == f"session {SID} not found in workspace 'default'; " + (
         "no provider-owned file under the searched roots mentions it"
@@ -326,6 +322,6 @@ def test_session_of_another_workspace_reads_like_an_unknown_id(
     assert "elsewhere" not in json.dumps(other)
     # in its own workspace it is found
     code, found, _ = _doctor(
-        run_cli, SID, "--home", empty, "--catalog", catalog, "--workspace", "elsewhere"
+        cli, SID, "--home", empty, "--catalog", catalog, "--workspace", "elsewhere"
     )
     assert code == 0 and found["rows"]["events"] == 6

@@ -21,7 +21,7 @@ CANARIES = (
 )
 
 
-def test_canaries_never_reach_the_catalog(run_cli: CliRunner, tmp_path: Path) -> None:
+def test_canaries_never_reach_the_catalog(cli: CliRunner, tmp_path: Path) -> None:
     home = tmp_path / "home"
     generate_claude_home(home, sessions=4, canaries=CANARIES)
     raw = b"".join(p.read_bytes() for p in home.rglob("*.jsonl"))
@@ -30,7 +30,7 @@ def test_canaries_never_reach_the_catalog(run_cli: CliRunner, tmp_path: Path) ->
             "the generator plants each canary in prompt, tool input and output"
         )
     catalog = tmp_path / "c.duckdb"
-    proc = run_cli("import", "--home", home, "--catalog", catalog)
+    proc = cli("import", "--home", home, "--catalog", catalog)
     assert proc.returncode == 0, proc.stderr
 
     con = duckdb.connect(str(catalog))
@@ -56,7 +56,7 @@ def test_canaries_never_reach_the_catalog(run_cli: CliRunner, tmp_path: Path) ->
         assert canary[-12:].encode() not in stored
 
     for canary in CANARIES:
-        hits = run_cli("search", canary[-12:], "--catalog", catalog, "--json")
+        hits = cli("search", canary[-12:], "--catalog", catalog, "--json")
         assert hits.returncode == 0 and '"hits": []' in hits.stdout
 
 

@@ -676,13 +676,13 @@ CUT_SHAPE = {"items", "kept", "omitted", "truncated", "bytes", "shown_bytes", "o
 EVENT_SHAPE = set(TIMELINE_COLUMNS)
 
 
-def test_cli_list_and_show_json_shapes(run_cli: CliRunner, demo: Path) -> None:
-    first = run_cli("sessions", "list", "--catalog", demo, "--limit", "2", "--json")
+def test_cli_list_and_show_json_shapes(cli: CliRunner, demo: Path) -> None:
+    first = cli("sessions", "list", "--catalog", demo, "--limit", "2", "--json")
     assert first.returncode == 0, first.stderr
     doc = json.loads(first.stdout)
     assert set(doc) == LIST_SHAPE and len(doc["sessions"]) == 2
     assert all(set(s) == SESSION_SHAPE for s in doc["sessions"])
-    second = run_cli(
+    second = cli(
         "sessions", "list", "--catalog", demo, "--limit", "2", "--json",
         "--cursor", doc["next_cursor"],
     )  # fmt: skip
@@ -692,7 +692,7 @@ def test_cli_list_and_show_json_shapes(run_cli: CliRunner, demo: Path) -> None:
     )
 
     target = doc["sessions"][0]["session_id"]
-    shown = run_cli("sessions", "show", target[:8], "--catalog", demo, "--json")
+    shown = cli("sessions", "show", target[:8], "--catalog", demo, "--json")
     assert shown.returncode == 0, shown.stderr
     detail = json.loads(shown.stdout)
     assert set(detail) == SHOW_SHAPE
@@ -710,19 +710,19 @@ def test_cli_list_and_show_json_shapes(run_cli: CliRunner, demo: Path) -> None:
     assert all(set(e) == EVENT_SHAPE for e in detail["timeline"])
     assert detail["timeline"][0]["ts"].endswith("+00:00")
 
-    full = run_cli("sessions", "show", target, "--catalog", demo, "--json", "--full")
+    full = cli("sessions", "show", target, "--catalog", demo, "--json", "--full")
     assert full.returncode == 0, full.stderr
     everything = json.loads(full.stdout)
     assert everything["bounds"] is None and everything["cut"] is None
     assert everything["timeline"] == detail["timeline"]
 
 
-def test_cli_human_output(run_cli: CliRunner, demo: Path) -> None:
-    listed = run_cli("sessions", "list", "--catalog", demo, "--limit", "3", "--provider", "codex")
+def test_cli_human_output(cli: CliRunner, demo: Path) -> None:
+    listed = cli("sessions", "list", "--catalog", demo, "--limit", "3", "--provider", "codex")
     assert listed.returncode == 0, listed.stderr
     assert "codex" in listed.stdout and "more: repeat with --cursor v1." in listed.stdout
     target = list_sessions(demo, "default", provider="codex", limit=1).sessions.to_pylist()[0]
-    shown = run_cli("sessions", "show", target["session_id"], "--catalog", demo)
+    shown = cli("sessions", "show", target["session_id"], "--catalog", demo)
     assert shown.returncode == 0, shown.stderr
     assert f"session {target['session_id']} (codex)" in shown.stdout
     assert "tokens by model" in shown.stdout and "prompt" in shown.stdout
