@@ -21,22 +21,22 @@ def demo_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return home
 
 
-def _import(run_cli: CliRunner, home: Path, catalog: Path, *extra: str) -> dict[str, object]:
-    proc = run_cli("import", "--home", home, "--catalog", catalog, "--json", *extra)
+def _import(cli: CliRunner, home: Path, catalog: Path, *extra: str) -> dict[str, object]:
+    proc = cli("import", "--home", home, "--catalog", catalog, "--json", *extra)
     assert proc.returncode == 0, proc.stderr
     doc: dict[str, object] = json.loads(proc.stdout)
     return doc
 
 
 def test_second_import_changes_nothing_and_opens_no_transcript(
-    run_cli: CliRunner, demo_home: Path, catalog: Path
+    cli: CliRunner, demo_home: Path, catalog: Path
 ) -> None:
-    first = _import(run_cli, demo_home, catalog)
+    first = _import(cli, demo_home, catalog)
     totals = first["totals"]
     assert isinstance(totals, dict)
     assert totals["events"] > 0 and totals["usage_rows"] > 0
     before = snapshot(catalog)
-    second = _import(run_cli, demo_home, catalog)
+    second = _import(cli, demo_home, catalog)
     t2 = second["totals"]
     assert isinstance(t2, dict)
     assert t2["sources_opened"] == 0
@@ -47,12 +47,12 @@ def test_second_import_changes_nothing_and_opens_no_transcript(
 
 
 def test_a_run_with_nothing_new_imports_neither_polars_nor_arrow_compute(
-    run_cli: CliRunner, demo_home: Path, catalog: Path
+    cli: CliRunner, run_cli: CliRunner, demo_home: Path, catalog: Path
 ) -> None:
     """A re-run with nothing new has one second, process start included (DESIGN §8): it
     never loads polars or pyarrow.compute (about 0.1 s and 30 ms), which only new rows
     need."""
-    _import(run_cli, demo_home, catalog)
+    _import(cli, demo_home, catalog)
     env = {**cli_env(), "PYTHONPROFILEIMPORTTIME": "1"}
     proc = run_cli("import", "--home", demo_home, "--catalog", catalog, "--json", env=env)
     assert proc.returncode == 0, proc.stderr
@@ -65,9 +65,7 @@ def test_a_run_with_nothing_new_imports_neither_polars_nor_arrow_compute(
     assert not {"polars", "pyarrow.compute"} & loaded
 
 
-def test_append_adds_exactly_the_new_lines(
-    run_cli: CliRunner, demo_home: Path, tmp_path: Path
-) -> None:
+def test_append_adds_exactly_the_new_lines(cli: CliRunner, demo_home: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
     shutil.copytree(demo_home, home)
     catalog = tmp_path / "c.duckdb"
@@ -77,11 +75,11 @@ def test_append_adds_exactly_the_new_lines(
     # Import the first half, then append the rest: the result must equal a clean import.
     half = len(lines) // 2
     target.write_bytes(b"".join(lines[:half]))
-    _import(run_cli, home, catalog)
+    _import(cli, home, catalog)
     events_before = scalar(catalog, "SELECT count(*) FROM events")
     with target.open("ab") as fh:
         fh.write(b"".join(lines[half:]))
-    doc = _import(run_cli, home, catalog)
+    doc = _import(cli, home, catalog)
     totals = doc["totals"]
     assert isinstance(totals, dict)
     assert totals["sources_opened"] == 1
@@ -89,7 +87,7 @@ def test_append_adds_exactly_the_new_lines(
     assert scalar(catalog, "SELECT count(*) FROM events") == events_before + totals["events"]
 
     clean = tmp_path / "clean.duckdb"
-    _import(run_cli, home, clean)
+    _import(cli, home, clean)
     assert snapshot(catalog, ("events", "usage", "rejects")) == snapshot(
         clean, ("events", "usage", "rejects")
     )
@@ -110,8 +108,8 @@ def _rows(catalog: Path, query: str) -> list[tuple[object, ...]]:
         con.close()
 
 
-def test_dry_run_writes_nothing(run_cli: CliRunner, demo_home: Path, catalog: Path) -> None:
-    proc = run_cli("import", "--home", demo_home, "--catalog", catalog, "--dry-run", "--json")
+def test_dry_run_writes_nothing(cli: CliRunner, demo_home: Path, catalog: Path) -> None:
+    proc = cli("import", "--home", demo_home, "--catalog", catalog, "--dry-run", "--json")
     assert proc.returncode == 0, proc.stderr
     plan = json.loads(proc.stdout)
     assert plan["sources"] and all(s["continuity"] == "new" for s in plan["sources"])
@@ -119,9 +117,9 @@ def test_dry_run_writes_nothing(run_cli: CliRunner, demo_home: Path, catalog: Pa
     assert not catalog.exists()
 
 
-def test_sources_lists_the_plan(run_cli: CliRunner, demo_home: Path, catalog: Path) -> None:
-    _import(run_cli, demo_home, catalog)
-    proc = run_cli("sources", "--home", demo_home, "--catalog", catalog, "--json")
+def test_sources_lists_the_plan(cli: CliRunner, demo_home: Path, catalog: Path) -> None:
+    _import(cli, demo_home, catalog)
+    proc = cli("sources", "--home", demo_home, "--catalog", catalog, "--json")
     assert proc.returncode == 0, proc.stderr
     plan = json.loads(proc.stdout)
     assert {s["continuity"] for s in plan["sources"]} == {"unchanged"}
@@ -130,10 +128,10 @@ def test_sources_lists_the_plan(run_cli: CliRunner, demo_home: Path, catalog: Pa
 
 
 def test_subagent_is_its_own_session_linked_to_its_parent(
-    run_cli: CliRunner, demo_home: Path, catalog: Path
+    cli: CliRunner, demo_home: Path, catalog: Path
 ) -> None:
-    _import(run_cli, demo_home, catalog)
-    proc = run_cli(
+    _import(cli, demo_home, catalog)
+    proc = cli(
         "sql",
         "SELECT session_id, parent_session_id FROM sessions WHERE session_id LIKE 'agent-%'",
         "--catalog",
@@ -143,17 +141,17 @@ def test_subagent_is_its_own_session_linked_to_its_parent(
     rows = json.loads(proc.stdout)["rows"]
     assert rows and all(r["parent_session_id"] for r in rows)
     parents = json.loads(
-        run_cli("sql", "SELECT session_id FROM sessions", "--catalog", catalog, "--json").stdout
+        cli("sql", "SELECT session_id FROM sessions", "--catalog", catalog, "--json").stdout
     )["rows"]
     known = {r["session_id"] for r in parents}
     assert all(r["parent_session_id"] in known for r in rows)
 
 
-def test_workspaces_are_separate(run_cli: CliRunner, demo_home: Path, catalog: Path) -> None:
-    _import(run_cli, demo_home, catalog)
-    _import(run_cli, demo_home, catalog, "--workspace", "other")
+def test_workspaces_are_separate(cli: CliRunner, demo_home: Path, catalog: Path) -> None:
+    _import(cli, demo_home, catalog)
+    _import(cli, demo_home, catalog, "--workspace", "other")
     for ws in ("default", "other"):
-        proc = run_cli(
+        proc = cli(
             "sql",
             "SELECT count(*) AS n, count(DISTINCT workspace) AS w FROM events",
             "--catalog",
@@ -166,7 +164,7 @@ def test_workspaces_are_separate(run_cli: CliRunner, demo_home: Path, catalog: P
         assert row["w"] == 1 and row["n"] == scalar(
             catalog, "SELECT count(*) FROM events WHERE workspace = ?", [ws]
         )
-    empty = run_cli(
+    empty = cli(
         "sql",
         "SELECT count(*) AS n FROM usage",
         "--catalog",
@@ -178,23 +176,21 @@ def test_workspaces_are_separate(run_cli: CliRunner, demo_home: Path, catalog: P
     assert json.loads(empty.stdout)["rows"][0]["n"] == 0
 
 
-def test_reports_and_search(run_cli: CliRunner, demo_home: Path, catalog: Path) -> None:
-    _import(run_cli, demo_home, catalog)
-    daily = json.loads(run_cli("report", "daily", "--catalog", catalog, "--json").stdout)["daily"]
+def test_reports_and_search(cli: CliRunner, demo_home: Path, catalog: Path) -> None:
+    _import(cli, demo_home, catalog)
+    daily = json.loads(cli("report", "daily", "--catalog", catalog, "--json").stdout)["daily"]
     assert sum(r["total_tokens"] for r in daily) == scalar(
         catalog, "SELECT sum(total_tokens) FROM usage"
     )
-    monthly = json.loads(run_cli("report", "monthly", "--catalog", catalog, "--json").stdout)[
-        "monthly"
-    ]
+    monthly = json.loads(cli("report", "monthly", "--catalog", catalog, "--json").stdout)["monthly"]
     assert sum(r["calls"] for r in monthly) == sum(r["calls"] for r in daily)
     tokyo = json.loads(
-        run_cli("report", "daily", "--tz", "Asia/Tokyo", "--catalog", catalog, "--json").stdout
+        cli("report", "daily", "--tz", "Asia/Tokyo", "--catalog", catalog, "--json").stdout
     )["daily"]
     assert sum(r["total_tokens"] for r in tokyo) == sum(r["total_tokens"] for r in daily)
     first_day = min(r["period"] for r in daily)
     bounded = json.loads(
-        run_cli(
+        cli(
             "report",
             "daily",
             "--since",
@@ -207,33 +203,33 @@ def test_reports_and_search(run_cli: CliRunner, demo_home: Path, catalog: Path) 
         ).stdout
     )["daily"]
     assert bounded and {r["period"] for r in bounded} == {first_day}
-    csv_out = run_cli("report", "session", "--catalog", catalog, "--csv").stdout.splitlines()
+    csv_out = cli("report", "session", "--catalog", catalog, "--csv").stdout.splitlines()
     assert csv_out[0].startswith("provider,session_id") and len(csv_out) > 1
-    hits = json.loads(run_cli("search", "cache bug", "--catalog", catalog, "--json").stdout)["hits"]
+    hits = json.loads(cli("search", "cache bug", "--catalog", catalog, "--json").stdout)["hits"]
     assert hits and "cache" in hits[0]["snippet"].lower()
     assert hits == sorted(hits, key=lambda h: -h["score"])
-    bad = run_cli("report", "daily", "--tz", "Mars/Olympus", "--catalog", catalog)
+    bad = cli("report", "daily", "--tz", "Mars/Olympus", "--catalog", catalog)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
 
 
-def test_demo_command_imports_all_four_providers(run_cli: CliRunner, tmp_path: Path) -> None:
-    proc = run_cli("demo", "--dir", tmp_path / "demo")
+def test_demo_command_imports_all_four_providers(cli: CliRunner, tmp_path: Path) -> None:
+    proc = cli("demo", "--dir", tmp_path / "demo")
     assert proc.returncode == 0, proc.stderr
     for provider in ("claude-code", "codex", "gemini-cli", "cursor"):
         assert f"synthetic {provider}:" in proc.stdout
     catalog = tmp_path / "demo" / "catalog.duckdb"
-    daily = json.loads(run_cli("report", "daily", "--catalog", catalog, "--json").stdout)["daily"]
+    daily = json.loads(cli("report", "daily", "--catalog", catalog, "--json").stdout)["daily"]
     assert {p for r in daily for p in r["providers"]} == {
         "claude-code", "codex", "gemini-cli", "cursor"
     }  # fmt: skip
     assert "cache bug" in proc.stdout and "fix the cache bug" in proc.stdout
     # the demo home is itself importable again: nothing changes
-    again = run_cli("import", "--home", tmp_path / "demo" / "home", "--catalog", catalog, "--json")
+    again = cli("import", "--home", tmp_path / "demo" / "home", "--catalog", catalog, "--json")
     assert json.loads(again.stdout)["totals"]["sources_opened"] == 0
 
 
-def test_providers_prints_the_conformance_matrix(run_cli: CliRunner) -> None:
-    proc = run_cli("providers", "--json")
+def test_providers_prints_the_conformance_matrix(cli: CliRunner) -> None:
+    proc = cli("providers", "--json")
     assert proc.returncode == 0, proc.stderr
     rows = {r["id"]: r for r in json.loads(proc.stdout)["providers"]}
     assert set(rows) == {"claude-code", "codex", "gemini-cli", "cursor"}
@@ -280,7 +276,7 @@ def test_a_failed_run_leaves_a_failed_receipt_and_its_committed_batches(
 
 
 def test_colliding_native_ids_in_two_workspaces_stay_separate(
-    run_cli: CliRunner, tmp_path: Path
+    cli: CliRunner, tmp_path: Path
 ) -> None:
     # The same session, message and request ids in two workspaces, with other tokens and
     # text in the second: dedup, sessions and search must never cross the workspace line.
@@ -297,25 +293,25 @@ def test_colliding_native_ids_in_two_workspaces_stay_separate(
     )
     catalog = tmp_path / "c.duckdb"
     for ws, home in (("a", home_a), ("b", home_b)):
-        proc = run_cli("import", "--home", home, "--catalog", catalog, "--workspace", ws)
+        proc = cli("import", "--home", home, "--catalog", catalog, "--workspace", ws)
         assert proc.returncode == 0, proc.stderr
     totals = {
         ws: scalar(catalog, "SELECT sum(output_tokens) FROM usage WHERE workspace = ?", [ws])
         for ws in ("a", "b")
     }
     alone = tmp_path / "alone.duckdb"
-    assert run_cli("import", "--home", home_a, "--catalog", alone).returncode == 0
+    assert cli("import", "--home", home_a, "--catalog", alone).returncode == 0
     assert totals["a"] == scalar(alone, "SELECT sum(output_tokens) FROM usage")
     assert totals["b"] > totals["a"]
     assert scalar(catalog, "SELECT count(DISTINCT workspace) FROM sessions") == 2
-    hits = run_cli("search", "zebracolliding", "--catalog", catalog, "--workspace", "a", "--json")
+    hits = cli("search", "zebracolliding", "--catalog", catalog, "--workspace", "a", "--json")
     assert json.loads(hits.stdout)["hits"] == []
-    hits = run_cli("search", "zebracolliding", "--catalog", catalog, "--workspace", "b", "--json")
+    hits = cli("search", "zebracolliding", "--catalog", catalog, "--workspace", "b", "--json")
     assert json.loads(hits.stdout)["hits"]
     # an id that exists only in workspace a reads as unknown from workspace c
     session = scalar(catalog, "SELECT session_id FROM sessions WHERE workspace = 'a' LIMIT 1")
     for args in (("sessions", "show", session), ("doctor", session, "--home", tmp_path / "x")):
-        proc = run_cli(*args, "--catalog", catalog, "--workspace", "c")
+        proc = cli(*args, "--catalog", catalog, "--workspace", "c")
         assert proc.returncode == 4, (args, proc.stdout, proc.stderr)
-    shown = run_cli("sessions", "show", session, "--catalog", catalog, "--workspace", "a")
+    shown = cli("sessions", "show", session, "--catalog", catalog, "--workspace", "a")
     assert shown.returncode == 0
