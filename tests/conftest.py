@@ -94,3 +94,18 @@ def _no_user_config(
 ) -> None:
     """The developer's own agentlake config file (price overrides) never leaks into a test."""
     monkeypatch.setenv("AGENTLAKE_CONFIG", str(tmp_path_factory.getbasetemp() / "no-config.toml"))
+
+
+@pytest.fixture(scope="session")
+def demo_home_catalog(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The four-provider demo home and its catalog, imported once per test process: for
+    tests that only read them (never write to either)."""
+    from agentlake.demo import generate_demo_home
+    from agentlake.run import ImportOptions, run_import
+
+    root = tmp_path_factory.mktemp("demo")
+    home, catalog = root / "home", root / "catalog.duckdb"
+    generate_demo_home(home)
+    result = run_import(ImportOptions(catalog=catalog, workspace="default", home=home, env={}))
+    assert result.exit_code == 0
+    return home, catalog

@@ -10,21 +10,16 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agentlake.demo import generate_claude_home, generate_demo_home
-from agentlake.run import ImportOptions, run_import
+from agentlake.demo import generate_claude_home
 from tests.conftest import CliRunner
 
 from .helpers import scalar
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+@pytest.fixture
+def demo(demo_home_catalog: tuple[Path, Path]) -> tuple[Path, Path]:
     """The four-provider demo home and its catalog (read-only for these tests)."""
-    root = tmp_path_factory.mktemp("words")
-    generate_demo_home(root / "home")
-    catalog = root / "c.duckdb"
-    run_import(ImportOptions(catalog=catalog, workspace="default", home=root / "home", env={}))
-    return root / "home", catalog
+    return demo_home_catalog
 
 
 def _json(cli: CliRunner, *args: str | Path) -> dict[str, object]:

@@ -26,19 +26,10 @@ UPDATE = os.environ.get("AGENTLAKE_UPDATE_SNAPSHOTS") == "1"
 MEASURES = ("calls", *TOKEN_COLUMNS, "unpriced_calls")
 
 
-@pytest.fixture(scope="module")
-def demo_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo home of all four providers, imported once for this module."""
-    root = tmp_path_factory.mktemp("reports")
-    generate_demo_home(root / "home")
-    catalog = root / "catalog.duckdb"
-    result = run_import(
-        ImportOptions(
-            catalog=catalog, workspace="default", home=root / "home", env={}, build_index=False
-        )
-    )
-    assert result.exit_code == 0
-    return catalog
+@pytest.fixture
+def demo_catalog(demo_home_catalog: tuple[Path, Path]) -> Path:
+    """The demo home of all four providers, imported once (read-only for tests)."""
+    return demo_home_catalog[1]
 
 
 def scalar(catalog: Path, query: str) -> Any:

@@ -15,7 +15,7 @@ import pytest
 
 import agentlake
 from agentlake import cursors
-from agentlake.demo import encode_cwd, generate_demo_home
+from agentlake.demo import encode_cwd
 from agentlake.errors import ConfigurationError, NotFoundError
 from agentlake.run import ImportOptions, run_import
 from agentlake.sessions import (
@@ -138,14 +138,10 @@ def ids(page: SessionPage) -> list[str]:
 
 
 # -- fixtures ----------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture
+def demo(demo_home_catalog: tuple[Path, Path]) -> Path:
     """The four-provider demo home imported into a catalog (read-only for tests)."""
-    root = tmp_path_factory.mktemp("demo")
-    generate_demo_home(root / "home")
-    catalog = root / "c.duckdb"
-    do_import(root / "home", catalog)
-    return catalog
+    return demo_home_catalog[1]
 
 
 @pytest.fixture
