@@ -1,7 +1,7 @@
 """A seeded, mixed-provider synthetic home for the benchmark.
 
 The home is composed from the project's own corpus generators, each writing where the
-real agent writes: ``generate_claude_corpus`` (``agentlake.demo``),
+real agent writes: ``generate_claude_corpus`` (``fixtures.synth``),
 ``generate_codex_corpus``, ``generate_gemini_corpus`` and ``generate_cursor_corpus``. The
 event budget (JSONL lines, the unit every generator counts) is split among the chosen
 providers by :data:`SHARES` — Claude Code 55 %, Codex 25 %, Gemini CLI 12 %, Cursor 8 %,
@@ -39,10 +39,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final, Protocol
 
-from agentlake.demo import DemoStats, generate_claude_corpus, generate_claude_home
-from agentlake.demo_codex import generate_codex_corpus
-from agentlake.demo_cursor import generate_cursor_corpus
-from agentlake.demo_gemini import generate_gemini_corpus
+from fixtures.synth import (
+    DemoStats,
+    generate_claude_corpus,
+    generate_claude_home,
+    generate_codex_corpus,
+    generate_cursor_corpus,
+    generate_gemini_corpus,
+)
 
 from .measure import percentile
 

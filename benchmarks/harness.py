@@ -53,7 +53,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Final, Literal
 
-from agentlake.demo import DemoStats
+from fixtures.synth import DemoStats
 
 from . import corpus
 from .budgets import BUDGETS, check_all, missed

@@ -10,8 +10,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agentlake.demo import generate_claude_home, generate_demo_home
 from agentlake.run import ImportOptions, run_import
+from fixtures.synth import generate_claude_home, generate_demo_home
 from tests.conftest import CliRunner
 
 from .helpers import scalar

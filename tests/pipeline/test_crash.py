@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlake.demo import generate_claude_corpus
+from fixtures.synth import generate_claude_corpus
 
 from .helpers import snapshot, start_import
 
