@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Final, Protocol
 
 from fixtures.synth import (
-    DemoStats,
+    HomeStats,
     generate_claude_corpus,
     generate_claude_home,
     generate_codex_corpus,
@@ -82,7 +82,7 @@ OVERSHOOT: Final = 0.10
 OVERSHOOT_LINES: Final = 100
 _BLOCK: Final = 8 << 20
 
-Generator = Callable[..., DemoStats]
+Generator = Callable[..., HomeStats]
 _GENERATORS: Final[dict[str, Generator]] = {
     "claude": generate_claude_corpus,
     "codex": generate_codex_corpus,
@@ -163,7 +163,7 @@ def plan_corpus(events: int, seed: int, providers: Sequence[str] = PROVIDERS) ->
 # --------------------------------------------------------------------------- generate
 
 
-def _generate_giants(home: Path, plan: CorpusPlan) -> DemoStats:
+def _generate_giants(home: Path, plan: CorpusPlan) -> HomeStats:
     """The giant Claude transcripts: each one session (plus its subagent file)."""
     rng = random.Random(derive_seed(plan.seed, "giants"))
     files = lines = size = sessions = 0
@@ -178,11 +178,11 @@ def _generate_giants(home: Path, plan: CorpusPlan) -> DemoStats:
         )
         files, lines = files + stats.files, lines + stats.lines
         size, sessions = size + stats.bytes, sessions + stats.sessions
-    return DemoStats(files=files, lines=lines, bytes=size, sessions=sessions)
+    return HomeStats(files=files, lines=lines, bytes=size, sessions=sessions)
 
 
-def _plus(a: DemoStats, b: DemoStats) -> DemoStats:
-    return DemoStats(a.files + b.files, a.lines + b.lines, a.bytes + b.bytes,
+def _plus(a: HomeStats, b: HomeStats) -> HomeStats:
+    return HomeStats(a.files + b.files, a.lines + b.lines, a.bytes + b.bytes,
                      a.sessions + b.sessions)  # fmt: skip
 
 
@@ -205,7 +205,7 @@ def _merge_tree(src: Path, dst: Path) -> None:
 class _Draw:
     out: Path
     attempt: int
-    stats: DemoStats
+    stats: HomeStats
 
 
 def _generate_provider(trials: Path, provider: str, target: int, seed: int) -> _Draw:
@@ -231,17 +231,17 @@ def _generate_provider(trials: Path, provider: str, target: int, seed: int) -> _
     return best
 
 
-def generate_corpus(home: Path, plan: CorpusPlan) -> dict[str, DemoStats]:
+def generate_corpus(home: Path, plan: CorpusPlan) -> dict[str, HomeStats]:
     """Write ``plan``'s home under ``home`` (which should not exist or be empty);
     returns what was written per provider. Each provider is generated in a scratch
     directory next to ``home`` and moved in (see :func:`_generate_provider`)."""
     trials = home.with_name(f".{home.name}.generating")
     shutil.rmtree(trials, ignore_errors=True)
-    written: dict[str, DemoStats] = {}
+    written: dict[str, HomeStats] = {}
     try:
         for provider in plan.providers:
             target = plan.targets[provider]
-            extra = DemoStats(0, 0, 0, 0)
+            extra = HomeStats(0, 0, 0, 0)
             if provider == "claude" and plan.giants:
                 extra = _generate_giants(trials / "giants", plan)
                 _merge_tree(trials / "giants", home)
