@@ -2,6 +2,7 @@
 PYTHON ?= python3.11
 VENV   := .venv
 PY     := $(VENV)/bin/python
+AGENTLAKE := $(VENV)/bin/agentlake
 STAMP  := $(VENV)/.installed
 DEMO   := .demo
 
@@ -27,9 +28,15 @@ relink: $(STAMP)
 	@$(PY) -m pip install --quiet --no-deps -e . --config-settings editable_mode=strict
 	@$(PY) -m compileall -q "$$($(PY) -c 'import agentlake, os; print(os.path.dirname(agentlake.__file__))')"
 
-demo: relink ## import a bundled synthetic home into a fresh catalog and print a report
+# The demo is the commands a user types, each printed before its output: a synthetic
+# home written by the development-only generators (fixtures/synth), then agentlake itself.
+demo: relink ## write a synthetic home of all four providers, import it, then report, search and list
 	@rm -rf $(DEMO) && mkdir -p $(DEMO)
-	$(VENV)/bin/agentlake demo --dir $(DEMO)
+	$(PY) -m fixtures.synth --home $(DEMO)/home --seed 7
+	$(AGENTLAKE) import --home $(DEMO)/home --catalog $(DEMO)/catalog.duckdb
+	$(AGENTLAKE) report daily --breakdown --catalog $(DEMO)/catalog.duckdb
+	$(AGENTLAKE) search "cache bug" --limit 5 --catalog $(DEMO)/catalog.duckdb
+	$(AGENTLAKE) sessions list --limit 5 --catalog $(DEMO)/catalog.duckdb
 
 # One worker per core; a test module stays on one worker, so its shared homes are made once.
 TEST_WORKERS ?= auto
@@ -42,9 +49,9 @@ test-fast: relink ## the test suite without tests marked slow
 	$(PYTEST) -m "not slow"
 
 lint: relink ## ruff and mypy --strict
-	$(VENV)/bin/ruff check pipeline extract transform load sql tests benchmarks
+	$(VENV)/bin/ruff check pipeline extract transform load sql tests benchmarks fixtures
 	$(VENV)/bin/mypy -p agentlake
-	$(VENV)/bin/mypy tests
+	$(VENV)/bin/mypy tests fixtures
 
 BENCH_PROVIDERS := claude,codex,gemini,cursor
 

@@ -1,7 +1,7 @@
 """A seeded, mixed-provider synthetic home for the benchmark.
 
 The home is composed from the project's own corpus generators, each writing where the
-real agent writes: ``generate_claude_corpus`` (``agentlake.demo``),
+real agent writes: ``generate_claude_corpus`` (``fixtures.synth``),
 ``generate_codex_corpus``, ``generate_gemini_corpus`` and ``generate_cursor_corpus``. The
 event budget (JSONL lines, the unit every generator counts) is split among the chosen
 providers by :data:`SHARES` — Claude Code 55 %, Codex 25 %, Gemini CLI 12 %, Cursor 8 %,
@@ -39,10 +39,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final, Protocol
 
-from agentlake.demo import DemoStats, generate_claude_corpus, generate_claude_home
-from agentlake.demo_codex import generate_codex_corpus
-from agentlake.demo_cursor import generate_cursor_corpus
-from agentlake.demo_gemini import generate_gemini_corpus
+from fixtures.synth import (
+    HomeStats,
+    generate_claude_corpus,
+    generate_claude_home,
+    generate_codex_corpus,
+    generate_cursor_corpus,
+    generate_gemini_corpus,
+)
 
 from .measure import percentile
 
@@ -78,7 +82,7 @@ OVERSHOOT: Final = 0.10
 OVERSHOOT_LINES: Final = 100
 _BLOCK: Final = 8 << 20
 
-Generator = Callable[..., DemoStats]
+Generator = Callable[..., HomeStats]
 _GENERATORS: Final[dict[str, Generator]] = {
     "claude": generate_claude_corpus,
     "codex": generate_codex_corpus,
@@ -159,7 +163,7 @@ def plan_corpus(events: int, seed: int, providers: Sequence[str] = PROVIDERS) ->
 # --------------------------------------------------------------------------- generate
 
 
-def _generate_giants(home: Path, plan: CorpusPlan) -> DemoStats:
+def _generate_giants(home: Path, plan: CorpusPlan) -> HomeStats:
     """The giant Claude transcripts: each one session (plus its subagent file)."""
     rng = random.Random(derive_seed(plan.seed, "giants"))
     files = lines = size = sessions = 0
@@ -174,11 +178,11 @@ def _generate_giants(home: Path, plan: CorpusPlan) -> DemoStats:
         )
         files, lines = files + stats.files, lines + stats.lines
         size, sessions = size + stats.bytes, sessions + stats.sessions
-    return DemoStats(files=files, lines=lines, bytes=size, sessions=sessions)
+    return HomeStats(files=files, lines=lines, bytes=size, sessions=sessions)
 
 
-def _plus(a: DemoStats, b: DemoStats) -> DemoStats:
-    return DemoStats(a.files + b.files, a.lines + b.lines, a.bytes + b.bytes,
+def _plus(a: HomeStats, b: HomeStats) -> HomeStats:
+    return HomeStats(a.files + b.files, a.lines + b.lines, a.bytes + b.bytes,
                      a.sessions + b.sessions)  # fmt: skip
 
 
@@ -201,7 +205,7 @@ def _merge_tree(src: Path, dst: Path) -> None:
 class _Draw:
     out: Path
     attempt: int
-    stats: DemoStats
+    stats: HomeStats
 
 
 def _generate_provider(trials: Path, provider: str, target: int, seed: int) -> _Draw:
@@ -227,17 +231,17 @@ def _generate_provider(trials: Path, provider: str, target: int, seed: int) -> _
     return best
 
 
-def generate_corpus(home: Path, plan: CorpusPlan) -> dict[str, DemoStats]:
+def generate_corpus(home: Path, plan: CorpusPlan) -> dict[str, HomeStats]:
     """Write ``plan``'s home under ``home`` (which should not exist or be empty);
     returns what was written per provider. Each provider is generated in a scratch
     directory next to ``home`` and moved in (see :func:`_generate_provider`)."""
     trials = home.with_name(f".{home.name}.generating")
     shutil.rmtree(trials, ignore_errors=True)
-    written: dict[str, DemoStats] = {}
+    written: dict[str, HomeStats] = {}
     try:
         for provider in plan.providers:
             target = plan.targets[provider]
-            extra = DemoStats(0, 0, 0, 0)
+            extra = HomeStats(0, 0, 0, 0)
             if provider == "claude" and plan.giants:
                 extra = _generate_giants(trials / "giants", plan)
                 _merge_tree(trials / "giants", home)

@@ -53,7 +53,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Final, Literal
 
-from agentlake.demo import DemoStats
+from fixtures.synth import HomeStats
 
 from . import corpus
 from .budgets import BUDGETS, check_all, missed
@@ -128,7 +128,7 @@ class _Context:
     work: Path
     plan: corpus.CorpusPlan
     env: dict[str, str]
-    written: dict[str, DemoStats] = field(default_factory=dict)
+    written: dict[str, HomeStats] = field(default_factory=dict)
     figures: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property

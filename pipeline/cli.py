@@ -45,7 +45,7 @@ from .run import (
     plan_import,
     run_import,
 )
-from .search import SearchFilter, SearchPage, search, search_page
+from .search import SearchFilter, search_page
 
 if TYPE_CHECKING:  # reports (and polars) load with the first report command
     import rich.progress
@@ -804,45 +804,6 @@ def sql_(
         _emit(table, as_json=json, as_csv=csv, key="rows", title=None)
 
     _guard(debug, action, wait=wait)
-
-
-@app.command()
-def demo(
-    dir: Annotated[
-        Path, typer.Option("--dir", help="Where to write the synthetic home and catalog.")
-    ] = Path(".demo"),
-    debug: DebugOpt = False,
-) -> None:
-    """Generate a synthetic home, import it into a fresh catalog and show a report and a search."""
-    from .demo import generate_demo_home
-
-    def action() -> None:
-        home, catalog = dir / "home", dir / "catalog.duckdb"
-        for provider, stats in generate_demo_home(home).items():
-            out.print(
-                f"synthetic {provider}: {stats.files} files, {stats.lines:,} lines", highlight=False
-            )
-        result = _import_with_progress(
-            ImportOptions(catalog=catalog, workspace="default", home=home, env={})
-        )
-        totals = result.totals()
-        out.print(
-            f"imported {totals['records']:,} records → {totals['events']:,} events, "
-            f"{totals['usage_rows']:,} model calls in {result.seconds:.2f}s",
-            highlight=False,
-        )
-        from .reports import ReportFilter, report
-        from .reports_view import render_report
-        from .search_view import render_hits
-
-        daily = report(catalog, "default", "daily", ReportFilter(), breakdown=True)
-        render_report(out, daily, workspace="default")
-        query = "cache bug"
-        hits = search(catalog, "default", query, limit=5)
-        render_hits(out, SearchPage(hits, None), query=query, workspace="default")
-        out.print(f"try: agentlake report session --catalog {catalog}", highlight=False)
-
-    _guard(debug, action)
 
 
 sessions_app = typer.Typer(no_args_is_help=True, help="List sessions and show one.")

@@ -569,11 +569,11 @@ def test_budget_checks() -> None:
 
 
 def test_statement_timing_counts_every_statement_of_an_import(tmp_path: Path) -> None:
-    from agentlake.demo import generate_claude_home
     from agentlake.load import load
     from agentlake.load.terms import BatchTokenizer
     from agentlake.run import ImportOptions, run_import
     from benchmarks.statements import timed_statements
+    from fixtures.synth import generate_claude_home
 
     home = tmp_path / "home"
     generate_claude_home(home, sessions=2, turns_per_session=3)

@@ -1,5 +1,6 @@
 """The wheel installs one namespace, `agentlake`, with its console script and SQL files,
-and never bare top-level names such as `load` or `sql`."""
+and never bare top-level names such as `load` or `sql`, nor the synthetic home generators
+(`fixtures/synth`, development tooling)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,8 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
         and "agentlake/sql/queries/merge_usage.sql" in names
     )
     assert "agentlake/extract/providers/claude.py" in names
+    # the synthetic home generators are development tooling (fixtures/synth), not library
+    assert [n for n in names if "demo" in n or "synth" in n or "generat" in n] == []
 
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
@@ -66,6 +69,7 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
         [env_dir / "bin" / "agentlake", "--help"], capture_output=True, text=True, check=False
     )
     assert helped.returncode == 0 and "import" in helped.stdout
+    assert " demo " not in helped.stdout
     probe = subprocess.run(
         [
             py,

@@ -13,8 +13,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agentlake.demo_codex import generate_codex_home
 from agentlake.run import ImportOptions, run_import
+from fixtures.synth import generate_codex_home
 from tests.conftest import FIXTURES
 from tests.pipeline.helpers import snapshot
 

@@ -21,13 +21,13 @@ import duckdb
 import orjson
 import pytest
 
-from agentlake.demo_gemini import generate_gemini_corpus, generate_gemini_home
 from agentlake.extract.adapter import InvalidRecord
 from agentlake.extract.extract import ExtractLimits, extract_source
 from agentlake.extract.providers import by_id, gemini, resolve
 from agentlake.extract.sources import SourceFile, walk_root
 from agentlake.plan import make_plan
 from agentlake.run import ImportOptions, ImportResult, run_import
+from fixtures.synth import generate_gemini_corpus, generate_gemini_home
 from tests.conftest import FIXTURES
 from tests.pipeline.helpers import import_with, snapshot
 

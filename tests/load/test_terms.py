@@ -16,13 +16,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentlake import sql
-from agentlake.demo import generate_claude_home
 from agentlake.extract.extract import ExtractLimits
 from agentlake.load import terms as terms_module
 from agentlake.load.catalog import load_fts, open_for_write, run_script
 from agentlake.load.load import CatalogWriter, tokenize_script
 from agentlake.load.terms import BatchTerms, BatchTokenizer
 from agentlake.sql import STOP_WORDS
+from fixtures.synth import generate_claude_home
 from tests.pipeline.helpers import import_with, snapshot
 
 EVENTS = pa.table(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 
-from agentlake.demo import generate_claude_home
+from fixtures.synth import generate_claude_home
 from tests.conftest import CliRunner, cli_env
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agentlake.demo import generate_claude_home
+from fixtures.synth import generate_claude_home
 from tests.conftest import CliRunner
 
 from .helpers import scalar

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentlake.demo import generate_claude_corpus
+from fixtures.synth import generate_claude_corpus
 
 from .helpers import snapshot, start_import, start_import_reporting, wait_for_commit
 

@@ -11,7 +11,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from agentlake.demo import generate_demo_home
+from fixtures.synth import generate_demo_home
 from tests.conftest import FIXTURES, CliRunner, cli_env
 
 from .helpers import scalar

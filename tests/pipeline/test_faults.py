@@ -11,10 +11,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agentlake.demo import generate_claude_corpus
 from agentlake.extract.extract import ExtractLimits
 from agentlake.load.load import BULK_INDEXES, FaultHook, FaultPoint
 from agentlake.run import ImportOptions, run_import
+from fixtures.synth import generate_claude_corpus
 
 from .helpers import scalar, snapshot
 

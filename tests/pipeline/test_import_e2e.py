@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from agentlake.demo import generate_claude_home
+from fixtures.synth import generate_claude_home
 from tests.conftest import REPO, CliRunner, cli_env
 
 from .helpers import scalar, snapshot
@@ -212,20 +214,33 @@ def test_reports_and_search(cli: CliRunner, demo_home: Path, catalog: Path) -> N
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
 
 
-def test_demo_command_imports_all_four_providers(cli: CliRunner, tmp_path: Path) -> None:
-    proc = cli("demo", "--dir", tmp_path / "demo")
-    assert proc.returncode == 0, proc.stderr
+def test_the_synthetic_home_of_make_demo_imports_all_four_providers(
+    cli: CliRunner, tmp_path: Path
+) -> None:
+    # `make demo`: the development-only generator writes the home, then the real CLI.
+    home, catalog = tmp_path / "home", tmp_path / "catalog.duckdb"
+    written = subprocess.run(
+        [sys.executable, "-m", "fixtures.synth", "--home", str(home), "--seed", "7"],
+        cwd=REPO, env=cli_env(), capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert written.returncode == 0, written.stderr
     for provider in ("claude-code", "codex", "gemini-cli", "cursor"):
-        assert f"synthetic {provider}:" in proc.stdout
-    catalog = tmp_path / "demo" / "catalog.duckdb"
+        assert f"synthetic {provider}:" in written.stdout
+    _import(cli, home, catalog)
     daily = json.loads(cli("report", "daily", "--catalog", catalog, "--json").stdout)["daily"]
     assert {p for r in daily for p in r["providers"]} == {
         "claude-code", "codex", "gemini-cli", "cursor"
     }  # fmt: skip
-    assert "cache bug" in proc.stdout and "fix the cache bug" in proc.stdout
-    # the demo home is itself importable again: nothing changes
-    again = cli("import", "--home", tmp_path / "demo" / "home", "--catalog", catalog, "--json")
-    assert json.loads(again.stdout)["totals"]["sources_opened"] == 0
+    found = cli("search", "cache bug", "--catalog", catalog)
+    assert found.returncode == 0 and "fix the cache bug" in found.stdout
+    # the home is importable again: nothing changes
+    again = _import(cli, home, catalog)["totals"]
+    assert isinstance(again, dict) and again["sources_opened"] == 0
+
+
+def test_the_cli_has_no_demo_command(cli: CliRunner) -> None:
+    proc = cli("demo")
+    assert proc.returncode == 2 and "No such command" in proc.stderr
 
 
 def test_providers_prints_the_conformance_matrix(cli: CliRunner) -> None:

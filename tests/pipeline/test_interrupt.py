@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from agentlake.demo import generate_claude_corpus
 from agentlake.errors import ImportStopped
 from agentlake.extract.extract import ExtractLimits
 from agentlake.extract.sources import SourceFile
 from agentlake.plan import Plan, PlannedSource
 from agentlake.run import ImportOptions, run_import
+from fixtures.synth import generate_claude_corpus
 from tests.conftest import CliRunner
 
 from .helpers import scalar, snapshot, start_import, start_import_reporting, wait_for_commit

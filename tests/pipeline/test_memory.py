@@ -21,8 +21,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from agentlake.demo import generate_claude_corpus
 from benchmarks.measure import RssSampler
+from fixtures.synth import generate_claude_corpus
 from tests.conftest import cli_env
 
 from .helpers import scalar

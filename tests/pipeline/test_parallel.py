@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from agentlake import run as run_module
-from agentlake.demo import generate_claude_home, generate_demo_home
 from agentlake.extract.extract import ExtractLimits
 from agentlake.run import ImportOptions, run_import
+from fixtures.synth import generate_claude_home, generate_demo_home
 from tests.conftest import FIXTURES
 
 from .helpers import snapshot

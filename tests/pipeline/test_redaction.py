@@ -7,8 +7,8 @@ from pathlib import Path
 
 import duckdb
 
-from agentlake.demo import generate_claude_home
 from agentlake.extract.extract import ExtractLimits
+from fixtures.synth import generate_claude_home
 from tests.conftest import CliRunner
 from tests.pipeline.helpers import import_with, snapshot
 

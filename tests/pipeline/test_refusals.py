@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from agentlake.demo import generate_claude_home
 from agentlake.doctor import diagnose
 from agentlake.run import ImportOptions, run_import
+from fixtures.synth import generate_claude_home
 from tests.conftest import CliRunner
 
 from .helpers import scalar

@@ -30,7 +30,6 @@ from typer.testing import CliRunner
 
 from agentlake import tables
 from agentlake.cli import app
-from agentlake.demo import generate_demo_home
 from agentlake.doctor import CatalogCheck, ImportReceipt, diagnose, explain_session
 from agentlake.doctor_view import render_report as render_doctor
 from agentlake.doctor_view import render_session as render_diagnosis
@@ -49,6 +48,7 @@ from agentlake.search import search_page
 from agentlake.search_view import render_hits
 from agentlake.sessions import list_sessions, show_session
 from agentlake.sessions_view import render_detail, render_page
+from fixtures.synth import generate_demo_home
 from tests.conftest import cli_env
 
 SNAPSHOTS = Path(__file__).parent / "snapshots" / "render"

@@ -15,11 +15,11 @@ import pytest
 from typer.testing import CliRunner
 
 from agentlake.cli import app
-from agentlake.demo import generate_demo_home
 from agentlake.errors import ConfigurationError
 from agentlake.load.catalog import open_for_write
 from agentlake.reports import REPORT_KINDS, ROWS_KEY, TOKEN_COLUMNS, ReportFilter, report, unpriced
 from agentlake.run import ImportOptions, run_import
+from fixtures.synth import generate_demo_home
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 UPDATE = os.environ.get("AGENTLAKE_UPDATE_SNAPSHOTS") == "1"

@@ -435,7 +435,7 @@ def test_an_index_of_event_ids_migrates_to_numbered_events(tmp_path: Path) -> No
 
 @pytest.fixture(scope="module")
 def demo_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from agentlake.demo import generate_claude_home
+    from fixtures.synth import generate_claude_home
 
     tmp = tmp_path_factory.mktemp("demo")
     generate_claude_home(tmp / "home", seed=7, sessions=12)

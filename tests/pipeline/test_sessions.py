@@ -15,7 +15,6 @@ import pytest
 
 import agentlake
 from agentlake import cursors
-from agentlake.demo import encode_cwd
 from agentlake.errors import ConfigurationError, NotFoundError
 from agentlake.run import ImportOptions, run_import
 from agentlake.sessions import (
@@ -29,6 +28,7 @@ from agentlake.sessions import (
     list_sessions,
     show_session,
 )
+from fixtures.synth import encode_cwd
 from tests.conftest import CliRunner
 
 T0 = datetime(2026, 4, 1, 9, 0, tzinfo=UTC)

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from agentlake.demo import generate_claude_home
 from agentlake.run import ImportOptions, run_import
 from agentlake.signals import STOP_SECONDS
+from fixtures.synth import generate_claude_home
 
 from .helpers import scalar, snapshot, start_import
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agentlake.demo import generate_claude_home
 from agentlake.errors import ConfigurationError
 from agentlake.queries import SCOPED_TABLES, SHARED_TABLES, scoped_sql
 from agentlake.run import ImportOptions, run_import
+from fixtures.synth import generate_claude_home
 from tests.conftest import CliRunner
 
 
