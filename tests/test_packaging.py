@@ -24,8 +24,7 @@ def test_wheel_installs_into_a_fresh_venv(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "build",
-            "--wheel",
+            "build",  # the sdist, then the wheel from it: no stale build/ of this tree
             "--no-isolation",
             "--outdir",
             str(dist),
