@@ -445,42 +445,80 @@ def demo_catalog(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 class _ReferenceIndex:
-    """The index's rows read into Python, and BM25 (k1 = 1.2, b = 0.75) over them: the
-    rule the catalog's ranking must follow. Every clause must match (a clause matches
-    through any of its terms; a phrase alone in its clause is a clause per indexed word,
-    and its words must then appear in order in the event's text), excluded terms drop
-    the event, the score sums the parts of every matched term, rounded to nine
-    decimals, ties by the event's number in the index."""
+    """BM25 (k1 = 1.2, b = 0.75) computed in Python from the events' own text, apart from
+    the index it checks: the rule the catalog's ranking must follow. An event's words are
+    its text and tool input (JSON text) joined by a space, its first INDEXED_CHARS
+    characters lowercased (U+0130 as ``i``, as DuckDB does) and split at every character
+    other than a-z and 0-9, those of 2 to 40 characters that are not stop words, each
+    stemmed with Porter (the fts extension's ``stem``, when it loads). Every clause must
+    match (a clause matches through any of its terms; a phrase alone in its clause is a
+    clause per indexed word, and its words must then appear in order in the event's
+    text), excluded terms drop the event, the score sums the parts of every matched term,
+    rounded to nine decimals, ties by the event's number in the index (its one use of
+    the index)."""
 
     def __init__(self, catalog: Path) -> None:
+        from agentlake import sql
         from agentlake.load.catalog import load_fts
 
         self.con = duckdb.connect(str(catalog), read_only=True)
         self.stemming = load_fts(self.con)
-        state = self.con.execute("SELECT docs, total_length FROM search_state").fetchone()
-        assert state is not None
-        self.docs, self.avgdl = int(state[0]), int(state[1]) / int(state[0])
-        rows = self.con.execute("SELECT term, df FROM search_terms WHERE df > 0").fetchall()
-        self.df = {str(t): int(n) for t, n in rows}
+        texts = self.con.execute(
+            "SELECT event_id, concat_ws(' ', text, CAST(tool_input AS VARCHAR)) FROM events "
+            "WHERE workspace = 'default' ORDER BY event_id"
+        ).fetchall()
+        stop = set(sql.STOP_WORDS)
+        words = {
+            event: [
+                w
+                for w in re.findall(
+                    "[a-z0-9]+", (body or "")[: sql.INDEXED_CHARS].replace("\u0130", "i").lower()
+                )
+                if 2 <= len(w) <= 40 and w not in stop
+            ]
+            for event, body in texts
+        }
+        stems = self._stems({w for ws in words.values() for w in ws})
+        doc_of = dict(self.con.execute("SELECT event_id, doc FROM search_docs").fetchall())
         self.postings: dict[str, dict[int, tuple[int, int]]] = {}
-        for term, doc, tf, dl in self.con.execute(
-            "SELECT t.term, p.doc, p.tf, p.dl FROM search_postings p JOIN search_terms t USING (term_id)"
-        ).fetchall():
-            self.postings.setdefault(term, {})[doc] = (tf, dl)
-        self.event_of = dict(self.con.execute("SELECT doc, event_id FROM search_docs").fetchall())
+        total = 0
+        for event, ws in words.items():
+            if not ws:
+                continue
+            total += len(ws)
+            counts: dict[str, int] = {}
+            for w in ws:
+                counts[stems[w]] = counts.get(stems[w], 0) + 1
+            for term, tf in counts.items():
+                self.postings.setdefault(term, {})[doc_of[event]] = (tf, len(ws))
+        self.docs = sum(1 for ws in words.values() if ws)
+        self.avgdl = total / self.docs
+        self.df = {term: len(docs) for term, docs in self.postings.items()}
+        self.event_of = {doc: event for event, doc in doc_of.items()}
+
+    def _stems(self, words: set[str]) -> dict[str, str]:
+        if not self.stemming:
+            return {w: w for w in words}
+        ordered = sorted(words)
+        row = self.con.execute(
+            "SELECT list(stem(w, 'porter') ORDER BY i) FROM "
+            "(SELECT unnest($words) AS w, generate_subscripts($words, 1) AS i)",
+            {"words": ordered},
+        ).fetchone()
+        assert row is not None
+        return dict(zip(ordered, row[0], strict=True))
 
     def close(self) -> None:
         self.con.close()
 
     def stem(self, word: str) -> str:
-        row = self.con.execute("SELECT stem(?, 'porter')" if self.stemming else "SELECT ?", [word])
-        return str(row.fetchone()[0])  # type: ignore[index]
+        return self._stems({word})[word]
 
     def terms_of(self, text: str, kind: str) -> list[str]:
         if kind != "prefix":
             return [self.stem(w) for w in text.split()]
-        return [t for (t,) in self.con.execute("SELECT term FROM search_terms WHERE starts_with(term, ?) "
-                                               "AND df > 0 ORDER BY df DESC, term LIMIT 64", [text]).fetchall()]  # fmt: skip
+        known = sorted((t for t in self.df if t.startswith(text)), key=lambda t: (-self.df[t], t))
+        return known[:64]
 
     def part(self, term: str, doc: int) -> float:
         tf, dl = self.postings[term][doc]
