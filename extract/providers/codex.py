@@ -335,6 +335,15 @@ class RolloutAdapter:
             raise InvalidRecord("'payload' is not an object")
         return payload
 
+    @staticmethod
+    def _payload_type(payload: dict[str, Any]) -> Any:
+        """The payload's ``type``: an array or object there makes the record invalid;
+        any other value that is not a known name makes it unknown."""
+        ptype = payload.get("type")
+        if isinstance(ptype, list | dict):
+            raise InvalidRecord("'payload.type' is not a string")
+        return ptype
+
     # -- fork replay ---------------------------------------------------------------
     def _replayed(self, rec: dict[str, Any], memo: dict[str, Any]) -> bool:
         """Whether ``rec`` is still part of a fork's replayed parent history; ends the
@@ -446,7 +455,7 @@ class RolloutAdapter:
         self, rec: dict[str, Any], offset: int, ctx: SourceContext, sink: RowSink
     ) -> RecordOutcome:
         p = self._payload(rec)
-        ptype: Any = p.get("type")
+        ptype = self._payload_type(p)
         handler = self._items.get(ptype)
         if handler is not None:
             return handler(p, rec, offset, ctx, sink)
@@ -456,7 +465,7 @@ class RolloutAdapter:
         self, rec: dict[str, Any], offset: int, ctx: SourceContext, sink: RowSink
     ) -> RecordOutcome:
         p = self._payload(rec)
-        ptype: Any = p.get("type")
+        ptype = self._payload_type(p)
         handler = self._events.get(ptype)
         if handler is not None:
             return handler(p, rec, offset, ctx, sink)
