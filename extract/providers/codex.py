@@ -68,10 +68,10 @@ from .codex_fields import (
     rate_windows,
     session_id_from_header,
     text_digest,
-    tool_output,
     usage_counts,
     uuid7_ms,
 )
+from .codex_fields import tool_output as tool_output  # the adapter's reading of tool outputs
 from .codex_index import owns_state_index as owns_state_index  # discovery, with owns_rollout
 
 #: 1.1 adds rate-limit snapshots and the thread index's token figure. Every event and
