@@ -321,10 +321,6 @@ class CatalogWriter:
         rows = self.con.execute(lookup, {"workspace": self.workspace}).fetchall()
         return sorted(str(s) for (s,) in rows)
 
-    def save_source(self, import_id: int, state: SourceState) -> None:
-        """Record a source's state without data (refused, touched, or new but empty)."""
-        self.commit(import_id, [Piece(state, [], 0)], [])
-
     def _forget_source(self, source_id: str) -> None:
         """Remove a source's rows before re-reading it whole (a new generation, or a
         changed document) and recompute the sessions it touched."""

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pyarrow as pa
 
-from agentlake.extract.extract import ExtractBatch, ExtractLimits
+from agentlake.extract.extract import ExtractBatch, ExtractLimits, extract_source
 from agentlake.extract.jsonl import Reject
 from agentlake.extract.providers import ProviderSpec, by_id
 from agentlake.extract.rows import RowSink, build_tagged
@@ -45,7 +45,6 @@ from agentlake.transform.redact import POLICY_VERSION
 
 from .config import parse_size
 from .errors import ConfigurationError, ImportStopped, SourceError
-from .parallel import ExtractJob, ParallelExtractor, extract_job
 from .plan import Plan, PlannedSource, continuity_of, make_plan, select_providers
 from .progress import NullReporter, Reporter
 
@@ -53,7 +52,6 @@ if TYPE_CHECKING:
     from agentlake.load.terms import BatchTerms, BatchTokenizer
     from agentlake.transform.transform import CatalogRows
 
-PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this, starting workers costs more than it saves
 # From this many bytes to read, the largest indexes are dropped during the run and built
 # again at its end (CatalogWriter.drop_bulk_indexes says why).
 BULK_MIN_BYTES = 256 * 1024 * 1024
@@ -82,7 +80,6 @@ class ImportOptions:
     wait: bool = False
     limits: ExtractLimits = field(default_factory=ExtractLimits)
     build_index: bool = True
-    workers: int = 0  # extraction processes (0: extract in this process)
     reindex: bool = False  # rebuild the search index of the workspace from its events
     # Set (e.g. by a SIGINT/SIGTERM handler) to stop at the next batch boundary.
     stop: threading.Event | None = None
@@ -333,21 +330,11 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
             max_bytes=limits.batch_bytes, overlap=options.overlap_load,
             tokenizer_limit=duckdb_limit,
         )  # fmt: skip
-        reads = [p for p in plan.sources if p.action == "read"]
-        workers = options.workers if plan.bytes_to_read >= PARALLEL_MIN_BYTES else 0
-        extractor = (
-            ParallelExtractor([_job(p) for p in reads], limits, workers=workers)
-            if workers
-            else None
-        )
         try:
             for index, planned in enumerate(plan.sources):
-                if planned.action != "read":
-                    batches: Iterator[ExtractBatch] = iter(())
-                elif extractor is not None:
-                    batches = extractor.next_source()
-                else:
-                    batches = extract_job(_job(planned), limits)
+                batches: Iterator[ExtractBatch] = (
+                    _extract(planned, limits) if planned.action == "read" else iter(())
+                )
                 try:
                     committer.check_stop()
                     result.sources.append(_run_source(committer, planned, batches))
@@ -394,8 +381,6 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
             raise
         finally:
             committer.close()
-            if extractor is not None:
-                extractor.close()
         fresh = record_refusals(
             con, options.workspace, import_id, [_refusal(s) for s in result.refused],
             providers=[spec.id for spec in specs], complete=not result.budget_spent,
@@ -675,12 +660,16 @@ def _left_pending(sources: Sequence[PlannedSource]) -> list[SourceOutcome]:
     ]
 
 
-def _job(planned: PlannedSource) -> ExtractJob:
-    """What a worker needs to extract ``planned`` (with the adapter state to resume from)."""
+def _extract(planned: PlannedSource, limits: ExtractLimits) -> Iterator[ExtractBatch]:
+    """The batches the plan asked of ``planned``, resuming from its checkpoint's adapter
+    state."""
     assert planned.source is not None
     resumed = planned.resumes
     state = planned.checkpoint.adapter_state if resumed and planned.checkpoint else None
-    return ExtractJob(planned.provider, planned.source, planned.start, planned.stop, state)
+    return extract_source(
+        by_id(planned.provider), planned.source, start=planned.start, stop=planned.stop,
+        limits=limits, state=state,
+    )  # fmt: skip
 
 
 def _run_source(
