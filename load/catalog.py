@@ -8,6 +8,7 @@ meeting DuckDB's own file lock.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import importlib.util
 import os
 import secrets
@@ -186,13 +187,46 @@ def migrate(con: duckdb.DuckDBPyConnection, path: Path) -> None:
             f"{path}: catalog schema version {current} is newer than this "
             f"agentlake understands ({SCHEMA_VERSION}); upgrade agentlake"
         )
-    for version, name, text in sql.migrations():
-        if current is not None and version <= current:
-            continue
+    pending = [m for m in sql.migrations() if current is None or m[0] > current]
+    if pending:  # migrations change tables only: the views are created again after them
+        with transaction(con):
+            _drop_views(con)
+    for version, name, text in pending:
         with transaction(con):
             # A migration may seed per-catalog random values ($random_secret).
             run_script(con, text, {"random_secret": secrets.token_hex(32)})
             con.execute("INSERT INTO schema_version (version, name) VALUES (?, ?)", [version, name])
+    digests = _view_digests()
+    if pending or _views(con) != digests:
+        with transaction(con):
+            _drop_views(con)
+            for name, text in sql.views():
+                run_script(con, text, {})
+                con.execute(f"COMMENT ON VIEW \"{name}\" IS '{digests[name]}'")
+
+
+def _drop_views(con: duckdb.DuckDBPyConnection) -> None:
+    for name in _views(con):
+        con.execute(f'DROP VIEW "{name}"')
+
+
+def _view_digests() -> dict[str, str]:
+    """Each public view's name and a digest of its ``sql/views`` file (stored as the
+    view's comment: a file changed without a migration makes the views stale)."""
+    return {name: hashlib.sha256(text.encode()).hexdigest()[:16] for name, text in sql.views()}
+
+
+def _views(con: duckdb.DuckDBPyConnection) -> dict[str, str | None]:
+    """The catalog's views with their comments, the later ones of ``sql.VIEWS`` first
+    (the order to drop them in)."""
+    rows = con.execute(
+        "SELECT view_name, comment FROM duckdb_views() "
+        "WHERE database_name = current_database() AND NOT internal AND NOT temporary"
+    ).fetchall()
+    order = {name: i for i, name in enumerate(sql.VIEWS)}
+    names = sorted((str(name) for name, _ in rows), key=lambda n: -order.get(n, len(order)))
+    comments = {str(name): comment for name, comment in rows}
+    return {name: comments[name] for name in names}
 
 
 # How much write-ahead log a writer lets build up before DuckDB folds it into the file.
