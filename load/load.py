@@ -24,6 +24,7 @@ from agentlake.extract.jsonl import Reject
 from agentlake.extract.sources import SourceFile
 
 from .catalog import load_fts, run_script, split_script, statement_body, statements
+from .checkpoint import Continuity, SourceStatus
 from .transaction import transaction
 
 if TYPE_CHECKING:
@@ -51,8 +52,8 @@ class SourceState:
     generation: int
     adapter_version: str
     policy_version: int
-    continuity: str
-    status: str = "ok"
+    continuity: Continuity
+    status: SourceStatus = "ok"
     refusal: str | None = None
     adapter_state: str | None = None  # the adapter's memo at committed_offset, as JSON
 
@@ -85,6 +86,9 @@ def _now() -> datetime:
 
 
 FaultPoint = Literal["commit", "after-data", "index"]
+#: An import receipt's status: ``running`` until the run ends (``abandoned`` when a later
+#: run finds it still running), then how it ended.
+ImportStatus = Literal["running", "ok", "partial", "refused", "failed", "interrupted", "abandoned"]
 FaultHook = Callable[[FaultPoint], None]
 
 
@@ -159,7 +163,7 @@ class CatalogWriter:
         return script if self._earlier_sessions else without_snapshots(script)
 
     def finish_import(
-        self, import_id: int, status: str, counts: dict[str, int], detail: dict[str, Any]
+        self, import_id: int, status: ImportStatus, counts: dict[str, int], detail: dict[str, Any]
     ) -> None:
         """Close the receipt with its final counts."""
         columns = ", ".join(f"{name} = ${name}" for name in counts)

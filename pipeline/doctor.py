@@ -84,12 +84,12 @@ from agentlake import sql
 from agentlake.extract.providers import ProviderSpec, by_id
 from agentlake.extract.sources import HEAD_BYTES, Root, head_mentions, walk_unowned
 from agentlake.load.catalog import SCHEMA_VERSION, open_for_read
-from agentlake.load.checkpoint import Checkpoint, load_checkpoints
+from agentlake.load.checkpoint import Checkpoint, Continuity, load_checkpoints
 
 from .errors import REMEDIES, ConfigurationError
 from .errors import RESTART_REMEDY as _RESTART
 from .names import MIN_PREFIX
-from .plan import Continuity, Plan, PlannedSource, make_plan, refusal_code, select_providers
+from .plan import Plan, PlannedSource, make_plan, refusal_code, select_providers
 
 JSON_VERSION: Final = 1
 RECENT_IMPORTS: Final = 5

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import pyarrow as pa
 
@@ -31,7 +31,13 @@ from agentlake.extract.providers import ProviderSpec, by_id
 from agentlake.extract.rows import RowSink, build_tagged
 from agentlake.extract.sources import SourceFile
 from agentlake.load.catalog import open_for_read, open_for_write
-from agentlake.load.checkpoint import document_digest, load_checkpoints, window_digest
+from agentlake.load.checkpoint import (
+    Continuity,
+    SourceStatus,
+    document_digest,
+    load_checkpoints,
+    window_digest,
+)
 from agentlake.load.load import (
     CatalogWriter,
     CommitResult,
@@ -44,7 +50,7 @@ from agentlake.load.refusals import Refusal, record_refusals
 from agentlake.transform.redact import POLICY_VERSION
 
 from .config import parse_size
-from .errors import ConfigurationError, ImportStopped, SourceError
+from .errors import ConfigurationError, ImportStopped, SourceError, SourceErrorCode
 from .plan import Plan, PlannedSource, continuity_of, make_plan, select_providers
 from .progress import NullReporter, Reporter
 
@@ -92,12 +98,18 @@ class ImportOptions:
     overlap_load: bool = True
 
 
+#: What a run did with a source: read it (``imported``; ``empty`` when a new source held
+#: nothing), found it ``unchanged``, left it out for a preferred copy (``superseded``),
+#: ``refused`` it, or left its bytes ``pending`` for a later run.
+SourceOutcomeStatus = Literal["imported", "unchanged", "superseded", "refused", "empty", "pending"]
+
+
 @dataclass(slots=True)
 class SourceOutcome:
     """What happened to one source in a run."""
 
     planned: PlannedSource
-    status: str  # imported | unchanged | superseded | refused | empty | pending
+    status: SourceOutcomeStatus
     records: int = 0
     events: int = 0
     usage: int = 0
@@ -106,7 +118,7 @@ class SourceOutcome:
     committed_bytes: int = 0  # of ``bytes``, those whose transaction committed
     pending_bytes: int = 0
     message: str | None = None
-    code: str | None = None  # the refusal code when refused (SOURCE_TRUNCATED…)
+    code: SourceErrorCode | None = None  # the refusal code when refused
     # Refused for the first time, or for another reason than last reported (a refusal
     # that stays as it was is "still refused" and does not fail the run again).
     new_refusal: bool = False
@@ -139,7 +151,7 @@ class ImportResult:
     warnings: list[str] = field(default_factory=list)  # about the options, for the user
 
     @property
-    def status(self) -> str:
+    def status(self) -> Literal["ok", "partial", "refused"]:
         """The receipt's status: ``partial`` (time budget spent), ``refused`` (some
         sources refused) or ``ok``."""
         if self.budget_spent:
@@ -427,9 +439,9 @@ def _state(
     offset: int,
     digest: str | None,
     *,
-    status: str = "ok",
+    status: SourceStatus = "ok",
     refusal: str | None = None,
-    continuity: str | None = None,
+    continuity: Continuity | None = None,
     adapter_state: str | None = None,
 ) -> SourceState:
     assert planned.source is not None
@@ -761,7 +773,7 @@ def _refused_state(
     offset: int,
     digest: str | None,
     message: str | None,
-    continuity: str | None = None,
+    continuity: Continuity | None = None,
     adapter_state: str | None = None,
 ) -> SourceState:
     state = _state(

@@ -14,7 +14,7 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 
 import duckdb
 
@@ -34,12 +34,15 @@ _WORD: Final = re.compile(r"[a-z0-9]+")
 _NON_SPACE: Final = re.compile(r"\S")
 
 
+AtomKind = Literal["word", "prefix", "phrase"]
+
+
 @dataclass(frozen=True, slots=True)
 class Atom:
     """One searchable unit: a word, a prefix (``word*``) or a phrase."""
 
     text: str
-    kind: str  # "word" | "prefix" | "phrase"
+    kind: AtomKind
 
 
 @dataclass(frozen=True, slots=True)
