@@ -150,10 +150,8 @@ def _schema_version(con: duckdb.DuckDBPyConnection) -> int | None:
 
 # The storage format of the catalogs this version creates. DuckDB writes new files in
 # its 0.10-compatible format unless told otherwise, and in that format every checkpoint
-# converts each index (the primary keys, the event id index) to the old layout: in an
-# import that appends 1 % to the benchmark's million-record catalog, closing it (the
-# checkpoint) took 855 ms, in this format 600 ms. A catalog made before keeps the
-# format it has (DuckDB does not convert a file in place).
+# converts each index (the primary keys, the event id index) to the old layout. A
+# catalog made before keeps the format it has (DuckDB does not convert a file in place).
 STORAGE_VERSION: Final = "v1.5.0"
 
 
@@ -229,16 +227,12 @@ def _views(con: duckdb.DuckDBPyConnection) -> dict[str, str | None]:
     return {name: comments[name] for name in names}
 
 
-# How much write-ahead log a writer lets build up before DuckDB folds it into the file.
-# At DuckDB's default (16 MiB) a bulk import checkpointed every two or three commits,
-# rewriting the row groups it had only partly filled: the one-million-record benchmark
-# import took 99 s and left an 862 MB catalog; with 256 MiB, 83 s and 646 MB. At 256 MiB
-# that import still checkpointed twice, 1.6 s each on the loader thread, which is the
-# import's critical path (reading waits for it): with 1 GiB it checkpoints once, when
-# the connection closes, and finishes 2.5-4 s sooner at the same peak memory (CLI
-# imports alternated: 40.6 / 36.9 s at 256 MiB, 36.3 / 34.4 s at 1 GiB; peak RSS
-# 907-909 against 902-916 MiB). The cap still bounds the log (and DuckDB's spill of the
-# rows it holds) for a larger home, and a killed run's log is replayed by the next open.
+# How much write-ahead log a writer lets build up before DuckDB folds it into the file:
+# enough that a bulk import checkpoints once, when the connection closes, rather than
+# rewriting partly filled row groups on the loader thread, the import's critical path
+# (benchmarks/HISTORY.md has the figures). The cap still bounds the log (and DuckDB's
+# spill of the rows it holds) for a larger home, and a killed run's log is replayed by
+# the next open.
 CHECKPOINT_THRESHOLD: Final = "1GiB"
 
 

@@ -602,9 +602,9 @@ def insert_new_events_script(known: list[str]) -> str:
 def without_conflict_clause(script: str) -> str:
     """``script`` with its ``INSERT ... ON CONFLICT`` statements cut before the
     clause: for a batch none of whose sessions the catalog holds, every session row is
-    new, and a plain insert skips the conflict handling that cost 40 % of the upsert
-    (8-10 of 19-23 ms a commit on the benchmark catalog). A row that did conflict would
-    fail the commit on the primary key, never merge silently."""
+    new, and a plain insert skips the conflict handling, a large part of the upsert's
+    cost. A row that did conflict would fail the commit on the primary key, never merge
+    silently."""
     cut = []
     for statement in split_script(script):
         at = statement.find("\nON CONFLICT")

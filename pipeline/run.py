@@ -62,9 +62,8 @@ if TYPE_CHECKING:
 # again at its end (CatalogWriter.drop_bulk_indexes says why).
 BULK_MIN_BYTES = 256 * 1024 * 1024
 # The cycle collector's first-generation threshold while importing. An import allocates
-# millions of short-lived, acyclic containers (parsed records, their rows): at CPython's
-# default of 700 the collector walked them over and over (3 % of the import's CPU under
-# perf; the reading side of the benchmark import alone: 38.2 / 38.7 s -> 33.4 / 32.3 s).
+# millions of short-lived, acyclic containers (parsed records, their rows), which
+# CPython's default of 700 walks over and over (benchmarks/HISTORY.md has the figures).
 GC_THRESHOLD = 100_000
 REJECT_SAMPLES = 20  # rejects per source reported back line by line (all are in `rejects`)
 
@@ -228,17 +227,13 @@ def plan_import(options: ImportOptions) -> Plan:
     )
 
 
-# The split of a whole-run memory ceiling, measured with tests/pipeline/test_memory.py
-# (100 MB of transcripts with lines near 4 MiB under 768 MiB) and the synthetic corpus:
-# besides its buffer pool, DuckDB allocates outside its limit, and one commit's rows cost
-# the Python side (raw lists, Arrow and polars copies, allocator slack) about
-# _BYTES_PER_RECORD per record and a few copies of their source bytes. Two commits are
-# in flight (one written; the next read, then tokenized beside that write). Commits
-# cost the loader about as much per commit as per row (an import into an empty catalog
-# in commits of 10,000 records spent 30 s of the loader's CPU, in commits 1.6 times as
-# large 24 s), so they are as large as memory allows: measured, the peak is 595-629 of
-# 768 MiB in that test and 831-846 of 1024 MiB on the one-million-record benchmark
-# (562-568 and 740-748 MiB with commits of 64 KiB per record and a 64th of the rest).
+# The split of a whole-run memory ceiling (held by tests/pipeline/test_memory.py; the
+# peaks it was sized by are in benchmarks/HISTORY.md): besides its buffer pool, DuckDB
+# allocates outside its limit, and one commit's rows cost the Python side (raw lists,
+# Arrow and polars copies, allocator slack) about _BYTES_PER_RECORD per record and a few
+# copies of their source bytes. Two commits are in flight (one written; the next read,
+# then tokenized beside that write). Commits cost the loader about as much per commit
+# as per row, so they are as large as memory allows.
 _DUCKDB_SHARE: Final = 1 / 5
 # Below this DuckDB cannot checkpoint pages of multi-MiB strings and invalidates the
 # database (a fatal error), so the floor wins over the share.
@@ -328,9 +323,8 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
         import_id = writer.begin_import()
         # Overlapped commits run on one DuckDB thread: the import's own threads (reading,
         # tokenizing, loading) keep both cores busy, and a second DuckDB worker for the
-        # commits' many small statements only contended with them (in one process on
-        # the benchmark home, alternating: 74-80 s with two, 69-73 s with one). The
-        # index work after the last commit gets every core again.
+        # commits' many small statements only contends with them. The index work after
+        # the last commit gets every core again.
         if options.overlap_load:
             con.execute("SET threads = 1")
         if plan.bytes_to_read >= BULK_MIN_BYTES:
