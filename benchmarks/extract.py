@@ -16,8 +16,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from agentlake.extract.extract import ExtractLimits
-from agentlake.parallel import ExtractJob, extract_job
+from agentlake.extract.extract import ExtractLimits, extract_source
+from agentlake.extract.providers import by_id
 from agentlake.plan import make_plan
 from agentlake.run import memory_budget
 
@@ -31,9 +31,11 @@ def extract_home(home: Path, limits: ExtractLimits, *, build: bool) -> dict[str,
         if planned.action != "read" or planned.source is None:
             continue
         counts = figures.setdefault(planned.provider, Counter())
-        job = ExtractJob(planned.provider, planned.source, planned.start, planned.stop, None)
+        spec, source = by_id(planned.provider), planned.source
         started = time.process_time()
-        for batch in extract_job(job, limits):
+        for batch in extract_source(
+            spec, source, start=planned.start, stop=planned.stop, limits=limits
+        ):
             counts["records"] += batch.records
             if build:
                 batch.rows.build()

@@ -30,7 +30,11 @@ RecordOutcome = Literal["mapped", "ignored", "unknown"]
 
 
 class InvalidRecord(ValueError):
-    """A known record type whose fields have impossible types (rejected, not fatal)."""
+    """A known record type whose fields have impossible types (rejected, not fatal).
+
+    The only exception of an adapter that the runner turns into an ``INVALID_RECORD``
+    reject: any other one is a bug of the adapter and fails the run.
+    """
 
 
 class FormatDrift(ValueError):

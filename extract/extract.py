@@ -191,7 +191,7 @@ def _extract_document(
             outcomes["mapped"] += adapter.map_document(parsed, ctx, sink)
         except FormatDrift:
             raise  # the whole document is refused (SCHEMA_DRIFT), nothing of it written
-        except (InvalidRecord, TypeError, ValueError, KeyError, AttributeError) as exc:
+        except InvalidRecord as exc:
             sink = RowSink()
             rejects.append(Reject(0, len(data), "INVALID_RECORD", str(exc)[:200]))
             outcomes["invalid"] += 1
@@ -252,7 +252,7 @@ def _map_chunk(
         except FormatDrift as exc:
             drift, end = exc, offset
             break
-        except (InvalidRecord, TypeError, ValueError, KeyError, AttributeError) as exc:
+        except InvalidRecord as exc:
             new_rejects.append(Reject(offset, length, "INVALID_RECORD", str(exc)[:200]))
             outcome = "invalid"
         else:

@@ -50,8 +50,7 @@ class LineBatch:
     newline), for every line that is neither blank nor over the size limit; those over
     it are ``rejects`` already. :meth:`parsed` parses the texts one at a time, so that a
     consumer maps each record while it is fresh in the cache instead of holding a
-    batch's worth of parsed objects (parsing 12,800 lines before mapping any of them
-    took twice as long). ``end_offset`` is just after the last newline consumed (valid
+    batch's worth of parsed objects. ``end_offset`` is just after the last newline consumed (valid
     lines, rejected lines and blank lines alike), so committing it never skips or
     repeats a byte.
     """

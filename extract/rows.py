@@ -71,9 +71,8 @@ class RawTables:
 
 def _table(rows: list[tuple[Any, ...]], schema: pa.Schema) -> pa.Table:
     """``rows`` (tuples of values in ``schema``'s column order) as a table, converted in
-    one call as a struct array whose fields are the columns: 2.5 times faster than
-    transposing the rows and converting each column on a batch of 20 rows, 5 times on
-    one of 50,000 (most of a bulk import's batches are a small file's few rows)."""
+    one call as a struct array whose fields are the columns (cheaper than converting
+    column by column, for a small file's few rows as for a large batch)."""
     struct = pa.array(rows, type=pa.struct(list(schema)))
     return pa.Table.from_batches([pa.RecordBatch.from_struct_array(struct)], schema=schema)
 

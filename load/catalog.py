@@ -8,6 +8,7 @@ meeting DuckDB's own file lock.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import importlib.util
 import os
 import secrets
@@ -154,10 +155,8 @@ def _schema_version(con: duckdb.DuckDBPyConnection) -> int | None:
 
 # The storage format of the catalogs this version creates. DuckDB writes new files in
 # its 0.10-compatible format unless told otherwise, and in that format every checkpoint
-# converts each index (the primary keys, the event id index) to the old layout: in an
-# import that appends 1 % to the benchmark's million-record catalog, closing it (the
-# checkpoint) took 855 ms, in this format 600 ms. A catalog made before keeps the
-# format it has (DuckDB does not convert a file in place).
+# converts each index (the primary keys, the event id index) to the old layout. A
+# catalog made before keeps the format it has (DuckDB does not convert a file in place).
 STORAGE_VERSION: Final = "v1.5.0"
 
 
@@ -191,25 +190,54 @@ def migrate(con: duckdb.DuckDBPyConnection, path: Path) -> None:
             f"{path}: catalog schema version {current} is newer than this "
             f"agentlake understands ({SCHEMA_VERSION}); upgrade agentlake"
         )
-    for version, name, text in sql.migrations():
-        if current is not None and version <= current:
-            continue
+    pending = [m for m in sql.migrations() if current is None or m[0] > current]
+    if pending:  # migrations change tables only: the views are created again after them
+        with transaction(con):
+            _drop_views(con)
+    for version, name, text in pending:
         with transaction(con):
             # A migration may seed per-catalog random values ($random_secret).
             run_script(con, text, {"random_secret": secrets.token_hex(32)})
             con.execute("INSERT INTO schema_version (version, name) VALUES (?, ?)", [version, name])
+    digests = _view_digests()
+    if pending or _views(con) != digests:
+        with transaction(con):
+            _drop_views(con)
+            for name, text in sql.views():
+                run_script(con, text, {})
+                con.execute(f"COMMENT ON VIEW \"{name}\" IS '{digests[name]}'")
 
 
-# How much write-ahead log a writer lets build up before DuckDB folds it into the file.
-# At DuckDB's default (16 MiB) a bulk import checkpointed every two or three commits,
-# rewriting the row groups it had only partly filled: the one-million-record benchmark
-# import took 99 s and left an 862 MB catalog; with 256 MiB, 83 s and 646 MB. At 256 MiB
-# that import still checkpointed twice, 1.6 s each on the loader thread, which is the
-# import's critical path (reading waits for it): with 1 GiB it checkpoints once, when
-# the connection closes, and finishes 2.5-4 s sooner at the same peak memory (CLI
-# imports alternated: 40.6 / 36.9 s at 256 MiB, 36.3 / 34.4 s at 1 GiB; peak RSS
-# 907-909 against 902-916 MiB). The cap still bounds the log (and DuckDB's spill of the
-# rows it holds) for a larger home, and a killed run's log is replayed by the next open.
+def _drop_views(con: duckdb.DuckDBPyConnection) -> None:
+    for name in _views(con):
+        con.execute(f'DROP VIEW "{name}"')
+
+
+def _view_digests() -> dict[str, str]:
+    """Each public view's name and a digest of its ``sql/views`` file (stored as the
+    view's comment: a file changed without a migration makes the views stale)."""
+    return {name: hashlib.sha256(text.encode()).hexdigest()[:16] for name, text in sql.views()}
+
+
+def _views(con: duckdb.DuckDBPyConnection) -> dict[str, str | None]:
+    """The catalog's views with their comments, the later ones of ``sql.VIEWS`` first
+    (the order to drop them in)."""
+    rows = con.execute(
+        "SELECT view_name, comment FROM duckdb_views() "
+        "WHERE database_name = current_database() AND NOT internal AND NOT temporary"
+    ).fetchall()
+    order = {name: i for i, name in enumerate(sql.VIEWS)}
+    names = sorted((str(name) for name, _ in rows), key=lambda n: -order.get(n, len(order)))
+    comments = {str(name): comment for name, comment in rows}
+    return {name: comments[name] for name in names}
+
+
+# How much write-ahead log a writer lets build up before DuckDB folds it into the file:
+# enough that a bulk import checkpoints once, when the connection closes, rather than
+# rewriting partly filled row groups on the loader thread, the import's critical path
+# (benchmarks/HISTORY.md has the figures). The cap still bounds the log (and DuckDB's
+# spill of the rows it holds) for a larger home, and a killed run's log is replayed by
+# the next open.
 CHECKPOINT_THRESHOLD: Final = "1GiB"
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from hashlib import blake2b
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 
 import duckdb
 
@@ -13,6 +13,27 @@ from agentlake.extract.sources import open_regular
 
 CHECKPOINT_VERSION: Final = 1
 WINDOW_BYTES: Final = 64 * 1024
+
+
+#: The planner's decision for a source against its checkpoint (DESIGN §5), as stored.
+Continuity = Literal[
+    "new",
+    "unchanged",
+    "validated-append",
+    "truncated",
+    "replaced",
+    "rewritten",
+    "drift",
+    "updated",  # a document or database whose content changed: re-read whole
+    "retry",  # refused last time for a cause that may have passed (unreadable, corrupt)
+    "superseded",  # another copy of the same transcript is preferred (left out)
+    "outside-root",
+    "unreadable",
+    "corrupt",  # opens, but is not a valid file of its format (a damaged database)
+    "not-a-file",  # a FIFO, socket or device: never opened
+]
+#: What a source's checkpoint says of it: read up to its offset, or refused (its data kept).
+SourceStatus = Literal["ok", "refused"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,8 +54,8 @@ class Checkpoint:
     generation: int
     adapter_version: str
     policy_version: int
-    status: str
-    continuity: str | None
+    status: SourceStatus
+    continuity: Continuity | None
     refusal: str | None
     adapter_state: str | None = None
     version: int = CHECKPOINT_VERSION

@@ -24,6 +24,7 @@ from agentlake.extract.jsonl import Reject
 from agentlake.extract.sources import SourceFile
 
 from .catalog import load_fts, run_script, split_script, statement_body, statements
+from .checkpoint import Continuity, SourceStatus
 from .transaction import transaction
 
 if TYPE_CHECKING:
@@ -51,8 +52,8 @@ class SourceState:
     generation: int
     adapter_version: str
     policy_version: int
-    continuity: str
-    status: str = "ok"
+    continuity: Continuity
+    status: SourceStatus = "ok"
     refusal: str | None = None
     adapter_state: str | None = None  # the adapter's memo at committed_offset, as JSON
 
@@ -85,6 +86,9 @@ def _now() -> datetime:
 
 
 FaultPoint = Literal["commit", "after-data", "index"]
+#: An import receipt's status: ``running`` until the run ends (``abandoned`` when a later
+#: run finds it still running), then how it ended.
+ImportStatus = Literal["running", "ok", "partial", "refused", "failed", "interrupted", "abandoned"]
 FaultHook = Callable[[FaultPoint], None]
 
 
@@ -159,7 +163,7 @@ class CatalogWriter:
         return script if self._earlier_sessions else without_snapshots(script)
 
     def finish_import(
-        self, import_id: int, status: str, counts: dict[str, int], detail: dict[str, Any]
+        self, import_id: int, status: ImportStatus, counts: dict[str, int], detail: dict[str, Any]
     ) -> None:
         """Close the receipt with its final counts."""
         columns = ", ".join(f"{name} = ${name}" for name in counts)
@@ -320,10 +324,6 @@ class CatalogWriter:
         )
         rows = self.con.execute(lookup, {"workspace": self.workspace}).fetchall()
         return sorted(str(s) for (s,) in rows)
-
-    def save_source(self, import_id: int, state: SourceState) -> None:
-        """Record a source's state without data (refused, touched, or new but empty)."""
-        self.commit(import_id, [Piece(state, [], 0)], [])
 
     def _forget_source(self, source_id: str) -> None:
         """Remove a source's rows before re-reading it whole (a new generation, or a
@@ -602,9 +602,9 @@ def insert_new_events_script(known: list[str]) -> str:
 def without_conflict_clause(script: str) -> str:
     """``script`` with its ``INSERT ... ON CONFLICT`` statements cut before the
     clause: for a batch none of whose sessions the catalog holds, every session row is
-    new, and a plain insert skips the conflict handling that cost 40 % of the upsert
-    (8-10 of 19-23 ms a commit on the benchmark catalog). A row that did conflict would
-    fail the commit on the primary key, never merge silently."""
+    new, and a plain insert skips the conflict handling, a large part of the upsert's
+    cost. A row that did conflict would fail the commit on the primary key, never merge
+    silently."""
     cut = []
     for statement in split_script(script):
         at = statement.find("\nON CONFLICT")

@@ -10,29 +10,47 @@ Notebook use::
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from datetime import date, datetime, timedelta
+
     import pyarrow as pa
 
     from .limits import LimitsReport
-    from .reports import Report, ReportKind
+    from .reports import Report, ReportFilter, ReportKind
     from .run import ImportResult
     from .search import SearchHit
     from .sessions import SessionDetail, SessionPage
 
 
 class Lake:
-    """A catalog and workspace, with the CLI's operations returning Arrow tables."""
+    """A catalog and workspace, with the CLI's operations returning Arrow tables.
+
+    Report filters (``tz``, ``since``, ``until``, ``provider``, ``model``, ``project``)
+    mean what they mean in :class:`agentlake.reports.ReportFilter`."""
 
     def __init__(self, catalog: Path, workspace: str) -> None:
         self.catalog = catalog
         self.workspace = workspace
 
-    def import_(self, home: Path | None = None, **options: Any) -> ImportResult:
-        """Import transcripts found under ``home`` (default ``$HOME``)."""
+    def import_(
+        self,
+        home: Path | None = None,
+        *,
+        providers: Sequence[str] = (),
+        restart_drifted: bool = False,
+        memory_limit: str | None = "1GiB",
+        wait: bool = False,
+        build_index: bool = True,
+        reindex: bool = False,
+        max_duration: float | None = None,
+    ) -> ImportResult:
+        """Import transcripts found under ``home`` (default ``$HOME``); the options are
+        those of :class:`agentlake.run.ImportOptions`."""
         import os
 
         from .run import ImportOptions, default_home, run_import
@@ -43,47 +61,80 @@ class Lake:
                 workspace=self.workspace,
                 home=home or default_home(),
                 env=dict(os.environ),
-                **options,
+                providers=providers,
+                restart_drifted=restart_drifted,
+                memory_limit=memory_limit,
+                wait=wait,
+                build_index=build_index,
+                reindex=reindex,
+                max_duration=max_duration,
             )
         )
 
     def report(
-        self, kind: ReportKind = "daily", *, breakdown: bool = False, **filters: Any
+        self,
+        kind: ReportKind = "daily",
+        *,
+        breakdown: bool = False,
+        rollup: bool = False,
+        tz: str = "UTC",
+        since: date | None = None,
+        until: date | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        project: str | None = None,
     ) -> pa.Table:
-        """One row per period, session, model, project or block (filters as in
-        :class:`agentlake.reports.ReportFilter`); with ``breakdown``, one row per model
-        inside each of them."""
-        result = self.report_full(kind, breakdown=breakdown, **filters)
+        """One row per period, session, model, project or block; with ``breakdown``, one
+        row per model inside each of them (``rollup``: the session report per root
+        session)."""
+        result = self.report_full(
+            kind, breakdown=breakdown, rollup=rollup, tz=tz, since=since, until=until,
+            provider=provider, model=model, project=project,
+        )  # fmt: skip
         return result.breakdown if result.breakdown is not None else result.rows
 
-    def report_full(self, kind: ReportKind = "daily", **options: Any) -> Report:
+    def report_full(
+        self,
+        kind: ReportKind = "daily",
+        *,
+        breakdown: bool = False,
+        rollup: bool = False,
+        tz: str = "UTC",
+        since: date | None = None,
+        until: date | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        project: str | None = None,
+    ) -> Report:
         """The whole :class:`agentlake.reports.Report`: rows, breakdown and totals
-        (``rollup=True``: the session report per root session)."""
-        from .reports import ReportFilter, report
+        (``rollup``: the session report per root session)."""
+        from .reports import report
 
-        breakdown = bool(options.pop("breakdown", False))
-        rollup = bool(options.pop("rollup", False))
-        return report(
-            self.catalog,
-            self.workspace,
-            kind,
-            ReportFilter(**options),
-            breakdown=breakdown,
-            rollup=rollup,
-        )
+        flt = _report_filter(tz, since, until, provider, model, project)
+        return report(self.catalog, self.workspace, kind, flt, breakdown=breakdown, rollup=rollup)
 
-    def limits(self, **options: Any) -> LimitsReport:
-        """The latest rate-limit snapshot per provider, limit and window (``tz``,
-        ``provider`` as in :func:`agentlake.limits.limits_report`)."""
+    def limits(self, *, tz: str = "UTC", provider: str | None = None) -> LimitsReport:
+        """The latest rate-limit snapshot per provider, limit and window (as in
+        :func:`agentlake.limits.limits_report`)."""
         from .limits import limits_report
 
-        return limits_report(self.catalog, self.workspace, **options)
+        return limits_report(self.catalog, self.workspace, tz=tz, provider=provider)
 
-    def unpriced(self, **filters: Any) -> pa.Table:
+    def unpriced(
+        self,
+        *,
+        tz: str = "UTC",
+        since: date | None = None,
+        until: date | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        project: str | None = None,
+    ) -> pa.Table:
         """Models whose calls have no price, with their token volume."""
-        from .reports import ReportFilter, unpriced
+        from .reports import unpriced
 
-        return unpriced(self.catalog, self.workspace, ReportFilter(**filters))
+        flt = _report_filter(tz, since, until, provider, model, project)
+        return unpriced(self.catalog, self.workspace, flt)
 
     def search(self, query: str, *, limit: int = 20) -> list[SearchHit]:
         """Ranked full-text search."""
@@ -91,12 +142,25 @@ class Lake:
 
         return search(self.catalog, self.workspace, query, limit=limit)
 
-    def sessions(self, **filters: Any) -> SessionPage:
+    def sessions(
+        self,
+        *,
+        provider: str | Sequence[str] | None = None,
+        project: str | None = None,
+        since: date | datetime | None = None,
+        max_age: str | timedelta | None = None,
+        text: str | None = None,
+        limit: int = 25,
+        cursor: str | None = None,
+    ) -> SessionPage:
         """One page of sessions, newest first (filters and ``cursor`` as in
         :func:`agentlake.sessions.list_sessions`)."""
         from .sessions import list_sessions
 
-        return list_sessions(self.catalog, self.workspace, **filters)
+        return list_sessions(
+            self.catalog, self.workspace, provider=provider, project=project, since=since,
+            max_age=max_age, text=text, limit=limit, cursor=cursor,
+        )  # fmt: skip
 
     def session(self, session_id: str, *, full: bool = False) -> SessionDetail:
         """One session by id or unique prefix; its timeline bounded unless ``full``."""
@@ -112,6 +176,21 @@ class Lake:
         from .queries import scoped_sql
 
         return scoped_sql(self.catalog, self.workspace, statement, all_workspaces=all_workspaces)
+
+
+def _report_filter(
+    tz: str,
+    since: date | None,
+    until: date | None,
+    provider: str | None,
+    model: str | None,
+    project: str | None,
+) -> ReportFilter:
+    from .reports import ReportFilter
+
+    return ReportFilter(
+        tz=tz, since=since, until=until, provider=provider, model=model, project=project
+    )
 
 
 def open(catalog: str | Path | None = None, workspace: str | None = None) -> Lake:

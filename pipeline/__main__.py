@@ -2,5 +2,5 @@
 
 from .cli import main
 
-if __name__ == "__main__":  # extraction workers re-import the main module
+if __name__ == "__main__":
     main()

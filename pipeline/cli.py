@@ -937,8 +937,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
     # What is loaded by now (the modules of agentlake, DuckDB, Arrow, typer and rich)
     # lives as long as the process: the cycle collector need not walk it again, and a
-    # command's own short-lived containers can pile up longer between its passes (a
-    # re-run with nothing to do: 0.79 -> 0.74 s over six runs each, alternating).
+    # command's own short-lived containers can pile up longer between its passes.
     gc.freeze()
     with fewer_collections():
         app(args=list(argv) if argv is not None else None, prog_name="agentlake")

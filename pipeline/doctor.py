@@ -33,7 +33,7 @@ JSON shapes (``to_json()``, ``version`` 1; keys are stable, lists are sorted):
      "rejects": [{"provider", "reason", "count", "bytes"}],
      "catalog": {"path": str, "exists": bool, "schema_version": int | null,
                  "expected_schema_version": int, "tables": {table: rows},
-                 "search_index": {"kind": "agentlake" | "fts" | "none", "state": "ok" |
+                 "search_index": {"kind": "agentlake" | "none", "state": "ok" |
                                   "empty" | "missing" | "stale", "events_with_text": int,
                                   "indexed": int, "missing": int, "dangling": int,
                                   "message": str, "remedy": str | null} | null,
@@ -84,19 +84,19 @@ from agentlake import sql
 from agentlake.extract.providers import ProviderSpec, by_id
 from agentlake.extract.sources import HEAD_BYTES, Root, head_mentions, walk_unowned
 from agentlake.load.catalog import SCHEMA_VERSION, open_for_read
-from agentlake.load.checkpoint import Checkpoint, load_checkpoints
+from agentlake.load.checkpoint import Checkpoint, Continuity, load_checkpoints
 
 from .errors import REMEDIES, ConfigurationError
 from .errors import RESTART_REMEDY as _RESTART
 from .names import MIN_PREFIX
-from .plan import Continuity, Plan, PlannedSource, make_plan, refusal_code, select_providers
+from .plan import Plan, PlannedSource, make_plan, refusal_code, select_providers
 
 JSON_VERSION: Final = 1
 RECENT_IMPORTS: Final = 5
 MAX_MATCHES: Final = 10  # ambiguous prefixes list at most this many ids
 
 Verdict = Literal["healthy", "needs-attention", "no-catalog"]
-IndexKind = Literal["agentlake", "fts", "none"]
+IndexKind = Literal["agentlake", "none"]
 IndexState = Literal["ok", "empty", "missing", "stale"]
 SessionStatus = Literal["found", "not-found", "ambiguous"]
 CandidateState = Literal[
@@ -758,15 +758,13 @@ def _index_check(con: duckdb.DuckDBPyConnection, workspace: str) -> SearchIndexC
     params = {"workspace": workspace}
     kind: IndexKind
     if {"main.search_postings", "main.search_state"} <= present:
-        kind, query = "agentlake", "doctor_search_index_own"
-    elif "fts_main_events.docs" in present:
-        kind, query = "fts", "doctor_search_index_fts"
+        kind = "agentlake"
     else:
         row = con.execute(sql.query("doctor_events_with_text"), params).fetchone()
         with_text = int(row[0]) if row else 0
         state: IndexState = "missing" if with_text else "empty"
         return SearchIndexCheck("none", state, with_text, 0, with_text, 0)
-    row = con.execute(sql.query(query), params).fetchone()
+    row = con.execute(sql.query("doctor_search_index_own"), params).fetchone()
     assert row is not None
     with_text, indexed, missing, dangling = (int(v or 0) for v in row[:4])
     counters_agree = row[4] is None or row[4] == row[5]

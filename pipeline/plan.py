@@ -7,31 +7,16 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final, Literal, cast
 
 from agentlake.extract.providers import REGISTRY, ProviderSpec, resolve
 from agentlake.extract.sources import RefusedPath, Root, SourceFile, open_regular, walk_root
-from agentlake.load.checkpoint import Checkpoint, document_digest, window_digest
+from agentlake.load.checkpoint import Checkpoint, Continuity, document_digest, window_digest
 from agentlake.transform.redact import POLICY_VERSION
 
+from .errors import SourceErrorCode
 from .names import provider_ids
 
-Continuity = Literal[
-    "new",
-    "unchanged",
-    "validated-append",
-    "truncated",
-    "replaced",
-    "rewritten",
-    "drift",
-    "updated",  # a document or database whose content changed: re-read whole
-    "retry",  # refused last time for a cause that may have passed (unreadable, corrupt)
-    "superseded",  # another copy of the same transcript is preferred (left out)
-    "outside-root",
-    "unreadable",
-    "corrupt",  # opens, but is not a valid file of its format (a damaged database)
-    "not-a-file",  # a FIFO, socket or device: never opened
-]
 Action = Literal["read", "skip", "refuse"]
 
 # Refusals that repeat from the checkpoint until --restart-drifted re-reads the source.
@@ -39,7 +24,7 @@ REFUSED: Final = frozenset({"truncated", "replaced", "rewritten", "drift"})
 # Refusals whose cause may pass by itself (permissions fixed, an agent done writing its
 # database): such a source is read again on every run.
 RETRIED: Final = frozenset({"unreadable", "corrupt", "not-a-file"})
-_CODES: Final = {
+_CODES: Final[dict[str, SourceErrorCode]] = {
     "truncated": "SOURCE_TRUNCATED",
     "replaced": "SOURCE_REPLACED",
     "rewritten": "SOURCE_REWRITTEN",
@@ -49,16 +34,18 @@ _CODES: Final = {
     "corrupt": "SOURCE_CORRUPT",
     "not-a-file": "NOT_A_FILE",
 }
-_CONTINUITY: Final = {code: continuity for continuity, code in _CODES.items()}
+_CONTINUITY: Final[dict[SourceErrorCode, Continuity]] = {
+    code: cast(Continuity, continuity) for continuity, code in _CODES.items()
+}
 
 
-def continuity_of(code: str) -> Continuity:
+def continuity_of(code: SourceErrorCode) -> Continuity:
     """The continuity outcome a refusal code stands for (``SOURCE_CORRUPT`` →
     ``corrupt``…); the inverse of :func:`refusal_code`."""
-    return _CONTINUITY[code]  # type: ignore[return-value]
+    return _CONTINUITY[code]
 
 
-def refusal_code(continuity: str | None) -> str | None:
+def refusal_code(continuity: str | None) -> SourceErrorCode | None:
     """The refusal code of a refusing continuity outcome (``truncated`` →
     ``SOURCE_TRUNCATED``…), ``None`` for the others."""
     return _CODES.get(continuity) if continuity else None
@@ -83,7 +70,7 @@ class PlannedSource:
     checkpoint: Checkpoint | None = None
 
     @property
-    def code(self) -> str | None:
+    def code(self) -> SourceErrorCode | None:
         """The refusal code (``SOURCE_TRUNCATED``…) when refused."""
         return refusal_code(self.continuity) if self.action == "refuse" else None
 
@@ -180,7 +167,7 @@ def classify(
             "its imported data is kept; rerun with --restart-drifted to re-import it"
         )
     elif cp.status == "refused" and cp.continuity in REFUSED:
-        outcome, message = cp.continuity, cp.refusal  # type: ignore[assignment]
+        outcome, message = cp.continuity, cp.refusal
     if outcome is None:
         retry = cp.status == "refused" and cp.continuity in RETRIED
         # Complete lines past the committed offset that a per-run ceiling or a stopped run

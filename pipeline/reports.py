@@ -71,12 +71,14 @@ class ReportFilter:
 def report_connection(
     catalog: Path, prices: PriceOverrides | None = None
 ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-only connection to the catalog with the ``report_calls`` macro defined and
-    the user's ``prices`` (if any) in force for its queries. Use it as ``FROM
+    """A read-only connection to the catalog with the ``report_calls`` macro (the calls)
+    and the ``report_sessions`` macro (their roll-up per session and model) defined, and
+    the user's ``prices`` (if any) in force for its queries. Use them as ``FROM
     report_calls($workspace, $tz, $since, $until, $provider, $model, $project)`` with
     :meth:`ReportFilter.params`."""
     with open_priced(catalog, prices) as con:
         con.execute(sql.query("report_calls"))
+        con.execute(sql.query("report_sessions"))
         yield con
 
 

@@ -21,17 +21,23 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import pyarrow as pa
 
-from agentlake.extract.extract import ExtractBatch, ExtractLimits
+from agentlake.extract.extract import ExtractBatch, ExtractLimits, extract_source
 from agentlake.extract.jsonl import Reject
 from agentlake.extract.providers import ProviderSpec, by_id
 from agentlake.extract.rows import RowSink, build_tagged
 from agentlake.extract.sources import SourceFile
 from agentlake.load.catalog import open_for_read, open_for_write
-from agentlake.load.checkpoint import document_digest, load_checkpoints, window_digest
+from agentlake.load.checkpoint import (
+    Continuity,
+    SourceStatus,
+    document_digest,
+    load_checkpoints,
+    window_digest,
+)
 from agentlake.load.load import (
     CatalogWriter,
     CommitResult,
@@ -44,8 +50,7 @@ from agentlake.load.refusals import Refusal, record_refusals
 from agentlake.transform.redact import POLICY_VERSION
 
 from .config import parse_size
-from .errors import ConfigurationError, ImportStopped, SourceError
-from .parallel import ExtractJob, ParallelExtractor, extract_job
+from .errors import ConfigurationError, ImportStopped, SourceError, SourceErrorCode
 from .plan import Plan, PlannedSource, continuity_of, make_plan, select_providers
 from .progress import NullReporter, Reporter
 
@@ -53,14 +58,12 @@ if TYPE_CHECKING:
     from agentlake.load.terms import BatchTerms, BatchTokenizer
     from agentlake.transform.transform import CatalogRows
 
-PARALLEL_MIN_BYTES = 32 * 1024 * 1024  # below this, starting workers costs more than it saves
 # From this many bytes to read, the largest indexes are dropped during the run and built
 # again at its end (CatalogWriter.drop_bulk_indexes says why).
 BULK_MIN_BYTES = 256 * 1024 * 1024
 # The cycle collector's first-generation threshold while importing. An import allocates
-# millions of short-lived, acyclic containers (parsed records, their rows): at CPython's
-# default of 700 the collector walked them over and over (3 % of the import's CPU under
-# perf; the reading side of the benchmark import alone: 38.2 / 38.7 s -> 33.4 / 32.3 s).
+# millions of short-lived, acyclic containers (parsed records, their rows), which
+# CPython's default of 700 walks over and over (benchmarks/HISTORY.md has the figures).
 GC_THRESHOLD = 100_000
 REJECT_SAMPLES = 20  # rejects per source reported back line by line (all are in `rejects`)
 
@@ -82,7 +85,6 @@ class ImportOptions:
     wait: bool = False
     limits: ExtractLimits = field(default_factory=ExtractLimits)
     build_index: bool = True
-    workers: int = 0  # extraction processes (0: extract in this process)
     reindex: bool = False  # rebuild the search index of the workspace from its events
     # Set (e.g. by a SIGINT/SIGTERM handler) to stop at the next batch boundary.
     stop: threading.Event | None = None
@@ -95,12 +97,18 @@ class ImportOptions:
     overlap_load: bool = True
 
 
+#: What a run did with a source: read it (``imported``; ``empty`` when a new source held
+#: nothing), found it ``unchanged``, left it out for a preferred copy (``superseded``),
+#: ``refused`` it, or left its bytes ``pending`` for a later run.
+SourceOutcomeStatus = Literal["imported", "unchanged", "superseded", "refused", "empty", "pending"]
+
+
 @dataclass(slots=True)
 class SourceOutcome:
     """What happened to one source in a run."""
 
     planned: PlannedSource
-    status: str  # imported | unchanged | superseded | refused | empty | pending
+    status: SourceOutcomeStatus
     records: int = 0
     events: int = 0
     usage: int = 0
@@ -109,7 +117,7 @@ class SourceOutcome:
     committed_bytes: int = 0  # of ``bytes``, those whose transaction committed
     pending_bytes: int = 0
     message: str | None = None
-    code: str | None = None  # the refusal code when refused (SOURCE_TRUNCATED…)
+    code: SourceErrorCode | None = None  # the refusal code when refused
     # Refused for the first time, or for another reason than last reported (a refusal
     # that stays as it was is "still refused" and does not fail the run again).
     new_refusal: bool = False
@@ -142,7 +150,7 @@ class ImportResult:
     warnings: list[str] = field(default_factory=list)  # about the options, for the user
 
     @property
-    def status(self) -> str:
+    def status(self) -> Literal["ok", "partial", "refused"]:
         """The receipt's status: ``partial`` (time budget spent), ``refused`` (some
         sources refused) or ``ok``."""
         if self.budget_spent:
@@ -219,17 +227,13 @@ def plan_import(options: ImportOptions) -> Plan:
     )
 
 
-# The split of a whole-run memory ceiling, measured with tests/pipeline/test_memory.py
-# (100 MB of transcripts with lines near 4 MiB under 768 MiB) and the synthetic corpus:
-# besides its buffer pool, DuckDB allocates outside its limit, and one commit's rows cost
-# the Python side (raw lists, Arrow and polars copies, allocator slack) about
-# _BYTES_PER_RECORD per record and a few copies of their source bytes. Two commits are
-# in flight (one written; the next read, then tokenized beside that write). Commits
-# cost the loader about as much per commit as per row (an import into an empty catalog
-# in commits of 10,000 records spent 30 s of the loader's CPU, in commits 1.6 times as
-# large 24 s), so they are as large as memory allows: measured, the peak is 595-629 of
-# 768 MiB in that test and 831-846 of 1024 MiB on the one-million-record benchmark
-# (562-568 and 740-748 MiB with commits of 64 KiB per record and a 64th of the rest).
+# The split of a whole-run memory ceiling (held by tests/pipeline/test_memory.py; the
+# peaks it was sized by are in benchmarks/HISTORY.md): besides its buffer pool, DuckDB
+# allocates outside its limit, and one commit's rows cost the Python side (raw lists,
+# Arrow and polars copies, allocator slack) about _BYTES_PER_RECORD per record and a few
+# copies of their source bytes. Two commits are in flight (one written; the next read,
+# then tokenized beside that write). Commits cost the loader about as much per commit
+# as per row, so they are as large as memory allows.
 _DUCKDB_SHARE: Final = 1 / 5
 # Below this DuckDB cannot checkpoint pages of multi-MiB strings and invalidates the
 # database (a fatal error), so the floor wins over the share.
@@ -319,9 +323,8 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
         import_id = writer.begin_import()
         # Overlapped commits run on one DuckDB thread: the import's own threads (reading,
         # tokenizing, loading) keep both cores busy, and a second DuckDB worker for the
-        # commits' many small statements only contended with them (in one process on
-        # the benchmark home, alternating: 74-80 s with two, 69-73 s with one). The
-        # index work after the last commit gets every core again.
+        # commits' many small statements only contends with them. The index work after
+        # the last commit gets every core again.
         if options.overlap_load:
             con.execute("SET threads = 1")
         if plan.bytes_to_read >= BULK_MIN_BYTES:
@@ -333,21 +336,11 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
             max_bytes=limits.batch_bytes, overlap=options.overlap_load,
             tokenizer_limit=duckdb_limit,
         )  # fmt: skip
-        reads = [p for p in plan.sources if p.action == "read"]
-        workers = options.workers if plan.bytes_to_read >= PARALLEL_MIN_BYTES else 0
-        extractor = (
-            ParallelExtractor([_job(p) for p in reads], limits, workers=workers)
-            if workers
-            else None
-        )
         try:
             for index, planned in enumerate(plan.sources):
-                if planned.action != "read":
-                    batches: Iterator[ExtractBatch] = iter(())
-                elif extractor is not None:
-                    batches = extractor.next_source()
-                else:
-                    batches = extract_job(_job(planned), limits)
+                batches: Iterator[ExtractBatch] = (
+                    _extract(planned, limits) if planned.action == "read" else iter(())
+                )
                 try:
                     committer.check_stop()
                     result.sources.append(_run_source(committer, planned, batches))
@@ -394,8 +387,6 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
             raise
         finally:
             committer.close()
-            if extractor is not None:
-                extractor.close()
         fresh = record_refusals(
             con, options.workspace, import_id, [_refusal(s) for s in result.refused],
             providers=[spec.id for spec in specs], complete=not result.budget_spent,
@@ -442,9 +433,9 @@ def _state(
     offset: int,
     digest: str | None,
     *,
-    status: str = "ok",
+    status: SourceStatus = "ok",
     refusal: str | None = None,
-    continuity: str | None = None,
+    continuity: Continuity | None = None,
     adapter_state: str | None = None,
 ) -> SourceState:
     assert planned.source is not None
@@ -675,12 +666,16 @@ def _left_pending(sources: Sequence[PlannedSource]) -> list[SourceOutcome]:
     ]
 
 
-def _job(planned: PlannedSource) -> ExtractJob:
-    """What a worker needs to extract ``planned`` (with the adapter state to resume from)."""
+def _extract(planned: PlannedSource, limits: ExtractLimits) -> Iterator[ExtractBatch]:
+    """The batches the plan asked of ``planned``, resuming from its checkpoint's adapter
+    state."""
     assert planned.source is not None
     resumed = planned.resumes
     state = planned.checkpoint.adapter_state if resumed and planned.checkpoint else None
-    return ExtractJob(planned.provider, planned.source, planned.start, planned.stop, state)
+    return extract_source(
+        by_id(planned.provider), planned.source, start=planned.start, stop=planned.stop,
+        limits=limits, state=state,
+    )  # fmt: skip
 
 
 def _run_source(
@@ -772,7 +767,7 @@ def _refused_state(
     offset: int,
     digest: str | None,
     message: str | None,
-    continuity: str | None = None,
+    continuity: Continuity | None = None,
     adapter_state: str | None = None,
 ) -> SourceState:
     state = _state(

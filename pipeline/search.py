@@ -14,7 +14,7 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 
 import duckdb
 
@@ -34,12 +34,15 @@ _WORD: Final = re.compile(r"[a-z0-9]+")
 _NON_SPACE: Final = re.compile(r"\S")
 
 
+AtomKind = Literal["word", "prefix", "phrase"]
+
+
 @dataclass(frozen=True, slots=True)
 class Atom:
     """One searchable unit: a word, a prefix (``word*``) or a phrase."""
 
     text: str
-    kind: str  # "word" | "prefix" | "phrase"
+    kind: AtomKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,7 +261,7 @@ def _collection(con: duckdb.DuckDBPyConnection, workspace: str) -> _Collection:
         return frozen[workspace]
     stemming = load_fts(con)
     # Late materialization ranks a term's postings, then scans the postings again for
-    # the page's rows: 3-5 ms more per single-term query on a million events.
+    # the page's rows.
     con.execute("SET late_materialization_max_rows = 0")
     row = con.execute(_COLLECTION_SQL, {"ws": workspace}).fetchone()
     assert row is not None
@@ -612,10 +615,9 @@ def _scored_sql(clauses: _Clauses) -> str:
     are joined on the event, their parts summed in clause order, the largest clause
     first: DuckDB, which cannot tell one term's postings from another's count, then
     builds its hash tables from the smaller ones and pushes their range into the
-    largest one's scan (a rare word with a frequent one: 26 -> 13 ms). More clauses are
-    stacked and grouped by event, which matched them all when it has a row of each
-    (planning a join of many clauses took DuckDB longer than running it: 0.3 s for
-    seventy). The first table is ``m`` (exclusions join it)."""
+    largest one's scan. More clauses are stacked and grouped by event, which matched
+    them all when it has a row of each (DuckDB takes longer to plan a join of many
+    clauses than to run it). The first table is ``m`` (exclusions join it)."""
     n = len(clauses.parts)
     if n > _JOIN_MAX:
         stacked = " UNION ALL ".join(

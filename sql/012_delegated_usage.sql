@@ -39,40 +39,5 @@ CREATE TABLE IF NOT EXISTS rate_limits (
     import_id       BIGINT NOT NULL
 );
 
--- Most sessions have no parent: they are their own roots and skip the walk, which starts
--- only from the sessions that name one (the window that finds each walk's end then
--- orders a few rows, not every session).
-CREATE OR REPLACE VIEW session_rollup AS
-WITH RECURSIVE walk (workspace, provider, session_id, up, next_parent, depth) AS (
-    SELECT workspace, provider, session_id, [session_id], parent_session_id, 0
-    FROM sessions
-    WHERE parent_session_id IS NOT NULL
-    UNION ALL
-    SELECT w.workspace, w.provider, w.session_id, list_append(w.up, p.session_id),
-           p.parent_session_id, w.depth + 1
-    FROM walk w
-    JOIN sessions p
-      ON p.workspace = w.workspace AND p.provider = w.provider AND p.session_id = w.next_parent
-    WHERE w.depth < 64 AND NOT list_contains(w.up, p.session_id)
-),
--- The last step of each walk: `up` runs from the session to where the walk stopped,
--- `loop_at` is where its next parent already is in it (a loop), else NULL.
-ends AS (
-    SELECT workspace, provider, session_id, up, list_position(up, next_parent) AS loop_at
-    FROM walk
-    QUALIFY row_number() OVER (PARTITION BY workspace, provider, session_id ORDER BY depth DESC) = 1
-),
-rooted AS (
-    SELECT workspace, provider, session_id, up,
-           CASE WHEN loop_at IS NULL THEN up[-1] ELSE list_min(up[loop_at:]) END AS root_session_id
-    FROM ends
-)
-SELECT workspace, provider, session_id AS root_session_id, session_id, 0 AS depth,
-       [session_id] AS lineage
-FROM sessions
-WHERE parent_session_id IS NULL
-UNION ALL
-SELECT workspace, provider, root_session_id, session_id,
-       list_position(up, root_session_id) - 1 AS depth,
-       list_reverse(up[:list_position(up, root_session_id)]) AS lineage
-FROM rooted;
+-- The public view this version added, session_rollup, is defined in sql/views/, which
+-- the migration runner re-creates after every run: a migration changes tables only.

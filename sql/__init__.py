@@ -37,6 +37,18 @@ def migrations() -> list[tuple[int, str, str]]:
     return sorted(out)
 
 
+#: The public views, in the order they are created (a view may read those before it).
+VIEWS: Final = ("usage_costed", "usage_daily", "session_rollup")
+
+
+def views() -> list[tuple[str, str]]:
+    """Every public view as ``(name, sql)`` from ``views/<name>.sql``, in creation order."""
+    return [
+        (name, files(__name__).joinpath("views", f"{name}.sql").read_text(encoding="utf-8"))
+        for name in VIEWS
+    ]
+
+
 def literals(values: Iterable[str | int | None]) -> str:
     """``values`` as the body of an SQL ``IN (...)`` list of constants (``NULL``,
     which matches nothing, when there is none). DuckDB prunes a scan by a list of

@@ -131,9 +131,9 @@ def _escape(text: str) -> str:
 
 
 def _alternation(literals: Iterable[str]) -> str:
-    """A regex matching exactly ``literals``, factored as a trie: the regex engine scans
-    for 300-odd literals written so a fifth faster than for the flat alternation of
-    them. At one position it takes the longest literal."""
+    """A regex matching exactly ``literals``, factored as a trie (the regex engine scans
+    for a trie faster than for the flat alternation of the same literals). At one
+    position it takes the longest literal."""
     trie: dict[str, Any] = {}
     for literal in literals:
         node = trie

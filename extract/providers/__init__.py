@@ -13,7 +13,7 @@ from typing import Literal
 
 from ..adapter import FormatSpec
 from ..sources import Root, SourceFile
-from . import claude, codex, cursor, gemini
+from . import claude, codex, codex_index, cursor, gemini
 
 Capability = Literal["discover", "stream", "enrich", "tokens"]
 
@@ -83,7 +83,12 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         roots=codex.roots,
         formats=(
             FormatSpec("codex-rollout", "byte-offset", codex.owns_rollout, codex.RolloutAdapter()),
-            FormatSpec("codex-state", "sqlite", codex.owns_state_index, codex.StateIndexAdapter()),
+            FormatSpec(
+                "codex-state",
+                "sqlite",
+                codex_index.owns_state_index,
+                codex_index.StateIndexAdapter(),
+            ),
         ),
         capabilities=frozenset({"discover", "stream", "enrich", "tokens"}),
         adapter_version=codex.ADAPTER_VERSION,

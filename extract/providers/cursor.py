@@ -207,7 +207,7 @@ def _instant(value: Any) -> str | None:
     if type(value) is str:
         if len(value) >= 19 and value[4] == "-" and value[10] in "T ":
             return value if value[10] == "T" else value[:10] + "T" + value[11:]
-        if not value.isdigit():
+        if not (value.isascii() and value.isdigit()) or len(value) > 19:
             return None
         value = int(value)
     if type(value) is float and math.isfinite(value):

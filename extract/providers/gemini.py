@@ -199,7 +199,10 @@ def check_version(value: Any) -> None:
     if type(value) is int:
         major = value
     elif isinstance(value, str) and (match := _MAJOR.match(value)):
-        major = int(match[1])
+        try:
+            major = int(match[1])
+        except ValueError:  # more digits than Python converts
+            raise InvalidRecord("'version' is not a version string") from None
     else:
         raise InvalidRecord("'version' is neither a number nor a version string")
     if major not in KNOWN_FORMAT_MAJORS:
@@ -286,6 +289,8 @@ def message_rows(msg: dict[str, Any]) -> tuple[list[Row], Usage | None, bool]:
     impossible type.
     """
     mtype = msg.get("type")
+    if isinstance(mtype, list | dict):
+        raise InvalidRecord("'type' is not a string")
     ts = _str(msg.get("timestamp"))
     if mtype == "user":
         text = _parts_text(msg.get("content"))
@@ -338,6 +343,8 @@ def _gemini_rows(msg: dict[str, Any], ts: str | None) -> tuple[list[Row], Usage 
                  None if args is None else json_text(args), None)
             )  # fmt: skip
             result, status = call.get("result"), call.get("status")
+            if isinstance(status, list | dict):
+                raise InvalidRecord("a tool call's 'status' is not a string")
             if result is not None or status in _ERROR_STATUSES:
                 cts = _str(call.get("timestamp")) or ts
                 output = _result_text(result)

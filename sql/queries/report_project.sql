@@ -1,24 +1,11 @@
 -- Usage per project (the session's project path; '<unknown>' when no session names one),
 -- provider and model, with the project's distinct sessions. The report rolls these rows
 -- up to one per project. Calls are summed per session and model before the join with
--- `sessions`, so the join sees one row per session and model, not one per call.
-WITH per_session AS (
-    SELECT
-        provider,
-        session_id,
-        coalesce(model, '<unknown>')            AS model,
-        min(ts)                                 AS first_ts,
-        max(ts)                                 AS last_ts,
-        count(*)                                AS calls,
-        sum(COLUMNS('_tokens$'))::BIGINT,       -- input_tokens … total_tokens, by name
-        sum(cost_usd)                           AS cost_usd,
-        count(*) FILTER (cost_usd IS NULL)      AS unpriced_calls
-    FROM report_calls($workspace, $tz, $since, $until, $provider, $model, $project)
-    GROUP BY ALL
-),
-placed AS (
+-- `sessions` (`report_sessions`), so the join sees one row per session and model, not
+-- one per call.
+WITH placed AS (
     SELECT p.*, coalesce(s.project_path, '<unknown>') AS project
-    FROM per_session p
+    FROM report_sessions($workspace, $tz, $since, $until, $provider, $model, $project) p
     LEFT JOIN sessions s
       ON s.workspace = $workspace AND s.provider = p.provider AND s.session_id = p.session_id
 )

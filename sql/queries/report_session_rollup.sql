@@ -3,27 +3,15 @@
 -- holds its own calls and every descendant's, each call once (a session has one root).
 -- A session the catalog has no row for is its own root. `root_sessions` counts the
 -- distinct sessions whose calls a root's rows hold (the root's own, if it has any, and
--- its descendants'). Calls are summed per session and model before any join.
--- The report rolls these rows up to one per root and orders them (most recent first).
-WITH per_model AS (
-    SELECT
-        provider,
-        session_id,
-        coalesce(model, '<unknown>')            AS model,
-        min(ts)                                 AS first_ts,
-        max(ts)                                 AS last_ts,
-        count(*)                                AS calls,
-        sum(COLUMNS('_tokens$'))::BIGINT,       -- input_tokens … total_tokens, by name
-        sum(cost_usd)                           AS cost_usd,
-        count(*) FILTER (cost_usd IS NULL)      AS unpriced_calls
-    FROM report_calls($workspace, $tz, $since, $until, $provider, $model, $project)
-    GROUP BY ALL
-),
+-- its descendants'). Calls are summed per session and model before any join
+-- (`report_sessions`). The report rolls these rows up to one per root and orders them
+-- (most recent first).
+--
 -- Only sessions below a root need a lookup (the rest are their own roots): the view's
 -- branch of sessions without a parent is then never read.
-placed AS (
+WITH placed AS (
     SELECT m.*, coalesce(r.root_session_id, m.session_id) AS root_id
-    FROM per_model m
+    FROM report_sessions($workspace, $tz, $since, $until, $provider, $model, $project) m
     LEFT JOIN (SELECT provider, session_id, root_session_id FROM session_rollup
                WHERE workspace = $workspace AND depth > 0) r
       ON r.provider = m.provider AND r.session_id = m.session_id

@@ -1,11 +1,13 @@
 """Unit tests of line extraction (extract/extract.py): each line parsed and mapped in
-turn, rejects of every stage in offset order, the per-source record budget and a
-format drift cutting a batch short."""
+turn, rejects of every stage in offset order, the per-source record budget, a format
+drift cutting a batch short, and an adapter's own bug failing the run (only
+``InvalidRecord`` becomes a reject)."""
 
 from __future__ import annotations
 
 from itertools import pairwise
 from pathlib import Path
+from typing import NoReturn
 
 import orjson
 import pytest
@@ -15,6 +17,7 @@ from agentlake.extract.extract import ExtractBatch, ExtractLimits, extract_sourc
 from agentlake.extract.jsonl import RecordLimits
 from agentlake.extract.providers import by_id
 from agentlake.extract.sources import SourceFile, walk_root
+from agentlake.run import ImportOptions, run_import
 
 SPEC = by_id("claude-code")
 
@@ -122,3 +125,34 @@ def test_a_format_drift_ends_the_batch_before_its_record(tmp_path: Path) -> None
     assert _native_ids(batches) == ["u-0", "u-2"]
     assert [r.offset for r in batch.rejects] == [offsets[1]]
     assert (batch.end_offset, batch.lines) == (offsets[3], 3)
+
+
+@pytest.mark.parametrize("bug", [KeyError, TypeError, AttributeError, ValueError])
+def test_an_adapter_bug_fails_the_extraction_rather_than_becoming_a_reject(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bug: type[Exception]
+) -> None:
+    src = _source(tmp_path, [_prompt(0), _prompt(1)])
+    adapter = SPEC.format_of(src).adapter
+
+    def broken(*args: object) -> NoReturn:
+        raise bug("adapter bug")
+
+    monkeypatch.setattr(type(adapter), "map_record", broken)
+    with pytest.raises(bug, match="adapter bug"):
+        list(extract_source(SPEC, src, start=0, stop=src.size))
+
+
+def test_an_adapter_bug_fails_the_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    src = _source(tmp_path / "home", [_prompt(0)])
+    adapter = SPEC.format_of(src).adapter
+
+    def broken(*args: object) -> NoReturn:
+        raise KeyError("adapter bug")
+
+    monkeypatch.setattr(type(adapter), "map_record", broken)
+    options = ImportOptions(
+        catalog=tmp_path / "catalog.duckdb", workspace="default", home=tmp_path / "home",
+        env={}, providers=("claude-code",), build_index=False,
+    )  # fmt: skip
+    with pytest.raises(KeyError, match="adapter bug"):
+        run_import(options)

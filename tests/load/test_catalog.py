@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -21,6 +22,7 @@ from agentlake.extract.rows import RowSink
 from agentlake.extract.sources import SourceFile
 from agentlake.load.catalog import (
     SCHEMA_VERSION,
+    connect_writer,
     fts_extension_path,
     load_fts,
     open_for_read,
@@ -68,6 +70,73 @@ def test_fresh_catalog_migrates_to_schema_version(catalog: Path) -> None:
     assert row is not None
     assert row[0] == SCHEMA_VERSION
     assert row[1] == SCHEMA_VERSION  # one row per applied migration
+
+
+def _view_definitions(path: Path) -> dict[str, tuple[str, str | None]]:
+    """The catalog's views: DuckDB's text of each (its ``EXCLUDE`` lists sorted, which
+    DuckDB writes in no fixed order) and its comment."""
+
+    def ordered(text: str) -> str:
+        return re.sub(
+            r"EXCLUDE \(([^()]*)\)",
+            lambda m: "EXCLUDE (" + ", ".join(sorted(m.group(1).split(", "))) + ")",
+            text,
+        )
+
+    with open_for_read(path) as con:
+        rows = con.execute(
+            "SELECT view_name, sql, comment FROM duckdb_views() WHERE NOT internal"
+        ).fetchall()
+    return {str(name): (ordered(str(text)), comment) for name, text, comment in rows}
+
+
+def test_the_views_are_the_files_of_sql_views() -> None:
+    from importlib.resources import files
+
+    shipped = {
+        e.name.removesuffix(".sql")
+        for e in files("agentlake.sql").joinpath("views").iterdir()
+        if e.name.endswith(".sql")
+    }
+    assert shipped == set(sql.VIEWS)
+    for _, name, text in sql.migrations():
+        assert "CREATE VIEW" not in text.upper() and "DROP VIEW" not in text.upper(), name
+
+
+@pytest.mark.parametrize("version", range(1, SCHEMA_VERSION))
+def test_a_migrated_catalog_ends_with_the_views_of_a_fresh_one(
+    tmp_path: Path, version: int
+) -> None:
+    """Whatever views an older catalog holds (here stand-ins, and one no longer made),
+    migrating it leaves exactly the views of ``sql/views``, as in a fresh catalog."""
+    fresh, old = tmp_path / "fresh.duckdb", tmp_path / "old.duckdb"
+    create_catalog(fresh)
+    con = connect_writer(old)  # a new file in the same storage format as the fresh one
+    for number, name, text in sql.migrations():
+        if number > version:
+            break
+        run_script(con, text, {"random_secret": "0" * 64})
+        con.execute("INSERT INTO schema_version (version, name) VALUES (?, ?)", [number, name])
+    if version >= 2:
+        con.execute("CREATE VIEW usage_costed AS SELECT *, NULL AS cost_usd FROM usage")
+        con.execute("CREATE VIEW usage_daily AS SELECT count(*) AS calls FROM usage_costed")
+        con.execute("CREATE VIEW retired AS SELECT 1 AS one")
+    con.close()
+    create_catalog(old)
+    assert _view_definitions(old) == _view_definitions(fresh)
+    assert set(_view_definitions(old)) == set(sql.VIEWS)
+
+
+def test_a_view_changed_without_a_migration_is_made_again(catalog: Path) -> None:
+    create_catalog(catalog)
+    expected = _view_definitions(catalog)
+    con = duckdb.connect(str(catalog))
+    con.execute("DROP VIEW usage_daily")
+    con.execute("CREATE VIEW usage_daily AS SELECT 1 AS day")  # an older definition
+    con.close()
+    assert _view_definitions(catalog) != expected
+    create_catalog(catalog)
+    assert _view_definitions(catalog) == expected
 
 
 def test_fresh_catalog_has_every_table_and_view(catalog: Path) -> None:

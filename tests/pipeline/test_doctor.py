@@ -207,12 +207,8 @@ def test_stale_and_missing_search_index(cli: CliRunner, home: Path, catalog: Pat
     assert any("search index is stale" in p for p in doc["problems"])
 
     con = duckdb.connect(str(catalog))
-    tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-    if "search_postings" in tables:
-        con.execute("DELETE FROM search_postings")
-        con.execute("DELETE FROM search_state")
-    else:
-        con.execute("PRAGMA drop_fts_index('events')")
+    con.execute("DELETE FROM search_postings")
+    con.execute("DELETE FROM search_state")
     con.close()
     code, doc, _ = _doctor(cli, "--home", home, "--catalog", catalog)
     assert code == 1 and doc["catalog"]["search_index"]["state"] == "missing"
