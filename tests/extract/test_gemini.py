@@ -745,7 +745,7 @@ def test_withdrawals_sharing_a_commit_give_the_catalog_of_one_commit_per_piece(
     from agentlake import run as running
 
     home = tmp_path / "home"
-    generate_gemini_home(home)
+    generate_gemini_home(home, sessions=5)  # every kind of withdrawal: sessions 1, 3 and 4
     commits: list[list[bool]] = []  # per commit, whether each of its pieces withdraws
     submit, init = running._Committer.submit, running._Committer.__init__
     unbounded = False  # commits without a size limit: only withdrawals end them
