@@ -69,6 +69,8 @@ def test_no_index_then_index_equals_a_plain_import(run_cli: CliRunner, tmp_path:
     assert run_cli("search", "cache", "--catalog", apart, "--json").stdout == found.stdout
     again = run_cli("index", "--catalog", apart)
     assert again.returncode == 0 and "indexed 0 events" in again.stdout
+    human = run_cli("import", "--home", home, "--catalog", tmp_path / "h.duckdb", "--no-index")
+    assert "search index was not updated (--no-index); run 'agentlake index'" in human.stdout
 
 
 def test_index_takes_the_writer_lock_and_needs_a_catalog(
