@@ -34,8 +34,8 @@ from .catalog import load_fts
 if TYPE_CHECKING:
     import polars as pl
 
-# Text tokenized at once: a slice's words and their counts stay a few tens of MiB, and a
-# commit's rows cannot make more at once however long they are.
+# Text tokenized at once: a slice's words and their counts stay a few tens of MiB, and
+# the events given cannot make more at once however long they are.
 SLICE_CHARS: Final = 4 << 20
 # The code points beyond ASCII whose lowercase is a letter or digit the rule keeps.
 _LOWER_TO_ASCII: Final = {"\u0130": "i", "\u212a": "k"}
@@ -107,20 +107,14 @@ def postings(events: pa.Table, stem: duckdb.DuckDBPyConnection | None) -> tuple[
     words lowercased and stemmed, and each occurrence's term (its number among the
     slice's terms) counted over integers, as runs of the sorted key (doc, term) packed
     in one 64-bit number; the slices' terms are then encoded together and numbered once
-    for the commit. Counting per word and then summing the words of one term per
-    (doc, term) had taken a second sort and grouping of as many rows (the benchmark
-    home's 57 commits: 13.2 s of CPU against 11.4-12.0 s, with the lowercasing of the
-    distinct words only), and grouping the pairs by their strings, joining them to their
-    stems and ordering them had taken longer still."""
+    for all the events."""
     import polars as pl
     import pyarrow.compute as pc
 
     # Consecutive rows holding about SLICE_CHARS of indexed text, each taken into polars
-    # on its own (a commit's text is never copied whole) and counted before the next:
+    # on its own (the events' text is never copied whole) and counted before the next:
     # a slice keeps only its terms and its postings over their numbers, (doc, term, tf),
-    # since a row's words all fall in one slice. Holding every word of a commit until
-    # all were found had taken about five times its text: the tokenizer's share of an
-    # import's peak memory.
+    # since a row's words all fall in one slice.
     rows = events.select(["text", "tool_input"])
     size = (_chars(rows.column("text")) + _chars(rows.column("tool_input"))).clip(
         upper_bound=sql.INDEXED_CHARS
@@ -144,9 +138,9 @@ def postings(events: pa.Table, stem: duckdb.DuckDBPyConnection | None) -> tuple[
                 slices.append((terms, _counted(words.get_column("doc"), occurrences, len(terms))))
     if not slices:
         return _POSTINGS.empty_table(), _VOCABULARY.empty_table()
-    # Every distinct term of the commit once: the slices' terms encoded together give
-    # one dictionary and, slice by slice, each term's number in it; a term's number in
-    # the commit is its rank in that dictionary's order, from one.
+    # Every distinct term of the events once: the slices' terms encoded together give
+    # one dictionary and, slice by slice, each term's number in it; a term's number is
+    # its rank in that dictionary's order, from one.
     unified = pc.dictionary_encode(pa.chunked_array([terms for terms, _ in slices]))
     dictionary = pl.Series("term", unified.chunk(0).dictionary, pl.String)
     term_no = dictionary.rank("ordinal").cast(pl.Int32)
