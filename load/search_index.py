@@ -230,7 +230,9 @@ class DuckDBSearchIndex:
             con.execute(f"DELETE FROM {table} WHERE workspace = $workspace", params)
 
     def close(self) -> None:
-        """Close the tokenizer's connection."""
+        """Drop what :meth:`add` staged, if the caller has not (:meth:`unstage`), and
+        close the tokenizer's connection."""
+        self.unstage()
         if self._tokenizer is not None:
             self._tokenizer.close()
             self._tokenizer = None

@@ -9,12 +9,19 @@ import inspect
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
 from agentlake.load import catalog as catalog_module
 from agentlake.load import load as load_module
 from agentlake.load.catalog import open_for_write
 from agentlake.load.load import CatalogWriter
-from agentlake.load.search_index import lag, publish, rebuild
+from agentlake.load.search_index import (
+    DuckDBSearchIndex,
+    SearchIndex,
+    lag,
+    publish,
+    rebuild,
+)
 from agentlake.run import ImportOptions, run_import
 from agentlake.search import search_page
 from tests.pipeline.helpers import scalar, snapshot
@@ -148,3 +155,35 @@ def test_the_lag_counts_the_events_above_the_watermark(tmp_path: Path) -> None:
     with duckdb.connect(str(catalog), read_only=True) as con:
         assert lag(con, "default").events == 0
     assert _publish(catalog) == (0, 0)  # nothing left: the watermark is at the newest event
+
+
+def test_the_index_interface_adds_queries_and_removes(tmp_path: Path) -> None:
+    """Search and the publish step reach the index through :class:`SearchIndex`
+    alone: events in, a query's terms out, events removed."""
+    events = pa.table(
+        {
+            "event_id": ["e1", "e2", "e3"],
+            "text": ["Caching the loader", None, "the loader retries"],
+            "tool_input": [None, None, '{"command": "pytest"}'],
+        }
+    )
+    with open_for_write(tmp_path / "c.duckdb") as con:
+        index: SearchIndex = DuckDBSearchIndex(con, "default")
+        try:
+            assert index.add(events) == 3
+            found = index.query(["loader", "caching", "the", "zeppelin"])
+            assert set(found.terms) == {"loader", "caching", "the", "zeppelin"}
+            held = {word: found.known.get(term) for word, term in found.terms.items()}
+            assert held["the"] is None and held["zeppelin"] is None  # a stop word, unknown
+            assert held["loader"] is not None and held["loader"].df == 2
+            assert held["caching"] is not None and held["caching"].df == 1
+            index.remove(["e1"])
+            after = index.query(["loader", "caching"])
+            assert after.known[after.terms["loader"]].df == 1
+            assert after.terms["caching"] not in after.known
+        finally:
+            assert isinstance(index, DuckDBSearchIndex)
+            index.close()
+        assert con.execute("SELECT docs FROM search_state").fetchone() == (1,)
+        staged = "SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE 'search_staging%'"
+        assert con.execute(staged).fetchone() == (0,)
