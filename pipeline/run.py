@@ -359,7 +359,6 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
                     break
             committer.flush()
             con.execute("RESET threads")
-            writer.ensure_bulk_indexes()
             if options.reindex or options.build_index:
                 from agentlake.load.search_index import publish, rebuild
 
@@ -371,6 +370,9 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
                     else publish(writer.con, options.workspace, faults=faults)
                 )
                 result.index_seconds = result.index.seconds
+            # After the publish step: it fills search_docs, whose index a bulk import
+            # builds once at its end.
+            writer.ensure_bulk_indexes()
         except BaseException as exc:
             # Committed batches stay; the receipt says the run did not finish and why.
             committer.close()
