@@ -272,12 +272,13 @@ def lag(con: duckdb.DuckDBPyConnection, workspace: str) -> Lag:
 @dataclass(frozen=True, slots=True)
 class PublishResult:
     """What a publish step did: events indexed, withdrawals applied, slices committed,
-    seconds taken (compaction included)."""
+    seconds taken (compaction included), and whether it stopped before the end."""
 
     indexed: int
     withdrawn: int
     slices: int
     seconds: float
+    stopped: bool = False  # asked to stop: the slices after the watermark wait
 
 
 def publish(
@@ -286,14 +287,16 @@ def publish(
     *,
     slice_bytes: int | None = None,
     progress: Progress | None = None,
+    stop: Callable[[], bool] | None = None,
     faults: FaultHook | None = None,
 ) -> PublishResult:
     """Bring ``workspace``'s index up to date: apply the pending withdrawals, then index
     every event above the watermark, a slice of about ``slice_bytes`` (by default
     :data:`SLICE_BYTES`) of text per transaction, and fold the postings' unsorted tail in when it has grown.
     ``progress(point, slice)`` is told ``"slice"`` once a slice is written and
-    ``"committed"`` once it is committed; ``faults`` (tests) is called at ``"index"``
-    inside each transaction."""
+    ``"committed"`` once it is committed; when ``stop()`` says so between slices, it
+    returns at once (``stopped``), the watermark where the last slice left it;
+    ``faults`` (tests) is called at ``"index"`` inside each transaction."""
     started = time.perf_counter()
     slice_bytes = slice_bytes or SLICE_BYTES
     fault = faults or (lambda point: None)
@@ -305,6 +308,11 @@ def publish(
         slices = _make_slices(con, workspace, above(watermark(con, workspace)), slice_bytes)
         indexed = 0
         for number in range(slices):
+            if stop is not None and stop():
+                con.execute("DROP TABLE IF EXISTS publish_slices")
+                return PublishResult(
+                    indexed, withdrawn, number, time.perf_counter() - started, stopped=True
+                )
             with transaction(con):
                 indexed += index.add(_slice_events(con, workspace, number))
                 index.unstage()

@@ -364,12 +364,24 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
 
                 reporter.phase("index")
                 faults = options.faults
+                stop = options.stop
                 result.index = (
                     rebuild(writer.con, options.workspace, faults=faults)
                     if options.reindex
-                    else publish(writer.con, options.workspace, faults=faults)
+                    else publish(
+                        writer.con,
+                        options.workspace,
+                        faults=faults,
+                        stop=None if stop is None else stop.is_set,
+                    )
                 )
                 result.index_seconds = result.index.seconds
+                if result.index.stopped:
+                    raise ImportStopped(
+                        "import stopped on request while indexing for search; everything "
+                        "read is committed; run 'agentlake index' or the import again to "
+                        "finish the index"
+                    )
             # After the publish step: it fills search_docs, whose index a bulk import
             # builds once at its end.
             writer.ensure_bulk_indexes()

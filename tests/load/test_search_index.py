@@ -187,3 +187,34 @@ def test_the_index_interface_adds_queries_and_removes(tmp_path: Path) -> None:
         assert con.execute("SELECT docs FROM search_state").fetchone() == (1,)
         staged = "SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE 'search_staging%'"
         assert con.execute(staged).fetchone() == (0,)
+
+
+def test_a_stopped_publish_step_keeps_its_slices_and_the_next_one_finishes(
+    tmp_path: Path,
+) -> None:
+    home = _home(tmp_path)
+    catalog, clean = tmp_path / "c.duckdb", tmp_path / "clean.duckdb"
+    _import(home, catalog, index=False)
+    _import(home, clean)
+    asked: list[bool] = []
+
+    def stop() -> bool:
+        asked.append(True)
+        return len(asked) > 2  # after two slices
+
+    with open_for_write(catalog) as con:
+        first = publish(con, "default", slice_bytes=64, stop=stop)
+        assert first.stopped and first.slices == 2
+        assert 0 < lag(con, "default").unindexed < scalar_count(con, "events")
+        rest = publish(con, "default", slice_bytes=64)
+    assert not rest.stopped and first.indexed + rest.indexed == 6
+    unsorted = ("sorted_postings",)
+    assert snapshot(catalog, INDEX_TABLES, exclude=unsorted) == snapshot(
+        clean, INDEX_TABLES, exclude=unsorted
+    )
+
+
+def scalar_count(con: duckdb.DuckDBPyConnection, table: str) -> int:
+    row = con.execute(f"SELECT count(*) FROM {table}").fetchone()
+    assert row is not None
+    return int(row[0])
