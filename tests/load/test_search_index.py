@@ -218,3 +218,21 @@ def scalar_count(con: duckdb.DuckDBPyConnection, table: str) -> int:
     row = con.execute(f"SELECT count(*) FROM {table}").fetchone()
     assert row is not None
     return int(row[0])
+
+
+def test_a_catalog_indexed_in_its_commits_migrates_to_an_up_to_date_watermark(
+    tmp_path: Path,
+) -> None:
+    """Before schema version 14 every commit indexed its events: the migration puts the
+    watermark at the newest event, so nothing is indexed twice, and it can run again."""
+    home = _home(tmp_path)
+    catalog = tmp_path / "c.duckdb"
+    _import(home, catalog)
+    before = snapshot(catalog, (*INDEX_TABLES, "search_watermark"))
+    with duckdb.connect(str(catalog)) as con:
+        con.execute("DELETE FROM search_watermark")
+        con.execute("DELETE FROM schema_version WHERE version = 14")
+    with open_for_write(catalog) as con:  # migrates again
+        assert lag(con, "default").events == 0
+        assert publish(con, "default").indexed == 0
+    assert snapshot(catalog, (*INDEX_TABLES, "search_watermark")) == before
