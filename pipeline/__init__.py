@@ -17,6 +17,8 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from agentlake.load.search_index import PublishResult
+
     from .limits import LimitsReport
     from .reports import Report, ReportKind
     from .run import ImportResult
@@ -46,6 +48,13 @@ class Lake:
                 **options,
             )
         )
+
+    def index(self, **options: Any) -> PublishResult:
+        """Bring the search index up to date (``agentlake index``); ``options`` are
+        :class:`agentlake.run.IndexOptions` fields."""
+        from .run import IndexOptions, run_index
+
+        return run_index(IndexOptions(catalog=self.catalog, workspace=self.workspace, **options))
 
     def report(
         self, kind: ReportKind = "daily", *, breakdown: bool = False, **filters: Any

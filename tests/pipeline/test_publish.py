@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import agentlake
 from agentlake.demo import generate_claude_home
 from agentlake.load.catalog import open_for_write
 from agentlake.run import ImportOptions, run_import
@@ -87,6 +88,8 @@ def test_index_takes_the_writer_lock_and_needs_a_catalog(
     assert busy.returncode == 5 and "--wait" in busy.stderr
     assert run_cli("index", "--catalog", catalog, "--workspace", "other").returncode == 0
     assert scalar(catalog, "SELECT count(*) FROM search_postings") == 0  # not its events
+    published = agentlake.open(catalog).index()  # the Python facade runs it too
+    assert published.indexed == scalar(catalog, "SELECT count(*) FROM events") > 0
 
 
 # Runs the publish step alone on argv[1], a slice of argv[2] bytes per transaction,
