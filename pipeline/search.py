@@ -215,7 +215,8 @@ def _prefix_terms(con: duckdb.DuckDBPyConnection, workspace: str, prefix: str) -
 @dataclass(frozen=True, slots=True)
 class _Collection:
     """What every query of one snapshot shares: the newest import, the collection
-    statistics, the cursor secret, the index, and how far it lags."""
+    statistics, the cursor secret, whether the index's terms are stems, and how far
+    the index lags."""
 
     import_id: int
     docs: float
