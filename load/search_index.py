@@ -292,10 +292,10 @@ def publish(
 ) -> PublishResult:
     """Bring ``workspace``'s index up to date: apply the pending withdrawals, then index
     every event above the watermark, a slice of about ``slice_bytes`` (by default
-    :data:`SLICE_BYTES`) of text per transaction, and fold the postings' unsorted tail in when it has grown.
-    ``progress(point, slice)`` is told ``"slice"`` once a slice is written and
-    ``"committed"`` once it is committed; when ``stop()`` says so between slices, it
-    returns at once (``stopped``), the watermark where the last slice left it;
+    :data:`SLICE_BYTES`) of text per transaction, and fold the postings' unsorted tail
+    in when it has grown. ``progress(point, slice)`` is told ``"slice"`` once a slice
+    is written and ``"committed"`` once it is committed; when ``stop()`` says so after
+    a slice, it returns at once (``stopped``), the watermark where that slice left it;
     ``faults`` (tests) is called at ``"index"`` inside each transaction."""
     started = time.perf_counter()
     slice_bytes = slice_bytes or SLICE_BYTES
@@ -307,12 +307,16 @@ def publish(
         withdrawn = _apply_withdrawals(index, slice_bytes, fault)
         slices = _make_slices(con, workspace, above(watermark(con, workspace)), slice_bytes)
         indexed = 0
-        for number in range(slices):
+        for number in range(slices + 1):
+            # Asked to stop: the watermark stays where the last slice left it, and the
+            # compaction (amortized) waits for the next run too.
             if stop is not None and stop():
                 con.execute("DROP TABLE IF EXISTS publish_slices")
                 return PublishResult(
                     indexed, withdrawn, number, time.perf_counter() - started, stopped=True
                 )
+            if number == slices:
+                break
             with transaction(con):
                 indexed += index.add(_slice_events(con, workspace, number))
                 index.unstage()
