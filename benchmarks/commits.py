@@ -1,12 +1,13 @@
-"""The two sides of an import, each alone: read, transform and tokenize every commit of a
-home as a first import would, keeping the commits; then write them into a fresh catalog
-one after the other, on one DuckDB thread as an import does, every statement timed.
+"""The two sides of an import, each alone: read and transform every commit of a home as
+a first import would, keeping the commits; then write them into a fresh catalog one
+after the other, on one DuckDB thread as an import does, and publish the search index,
+every statement timed.
 
     python -m benchmarks.commits HOME CATALOG [--top 25] [--memory-limit 1GiB]
 
-Prints the producing side's wall and CPU seconds, the tokenizer's alone (every commit
-tokenized again, one after the other), then the loader's seconds, its statements by
-total time and the final index work. In an import the two sides share the two cores
+Prints the producing side's wall and CPU seconds, the tokenizer's alone (every commit's
+events tokenized, one after the other), then the loader's seconds, its statements by
+total time and the publish step's. In an import the two sides share the two cores
 (and slow each other by more than the GIL explains, see the README); apart, a change to
 one side is measurable on a machine whose speed drifts by more from one import to the
 next than the change itself.
@@ -17,7 +18,7 @@ million records.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +26,8 @@ from pathlib import Path
 from agentlake.extract.extract import ExtractLimits
 from agentlake.load.catalog import open_for_write
 from agentlake.load.load import CatalogWriter, CommitResult, Piece, batch_events
-from agentlake.load.terms import BatchTerms, BatchTokenizer
+from agentlake.load.search_index import publish
+from agentlake.load.terms import BatchTokenizer
 from agentlake.run import ImportOptions, memory_budget, run_import
 from agentlake.transform.transform import CatalogRows
 
@@ -37,11 +39,10 @@ __all__ = ["Commit", "produce", "tokenize", "write"]
 
 @dataclass(frozen=True, slots=True)
 class Commit:
-    """One commit as the loader receives it, its postings already made."""
+    """One commit as the loader receives it."""
 
     pieces: list[Piece]
     data: list[CatalogRows]
-    terms: BatchTerms | None
 
 
 @dataclass(slots=True)
@@ -55,8 +56,8 @@ class Produced:
 
 @contextmanager
 def _kept_commits(produced: Produced) -> Iterator[None]:
-    """While open, a catalog writer keeps each commit (with its postings) in
-    ``produced`` instead of writing it."""
+    """While open, a catalog writer keeps each commit in ``produced`` instead of
+    writing it."""
     commit = CatalogWriter.commit
 
     def keep(
@@ -64,9 +65,8 @@ def _kept_commits(produced: Produced) -> Iterator[None]:
         import_id: int,
         pieces: list[Piece],
         data: list[CatalogRows],
-        terms: Callable[[], BatchTerms | None] | None = None,
     ) -> dict[str, CommitResult]:
-        produced.commits.append(Commit(pieces, data, terms() if terms is not None else None))
+        produced.commits.append(Commit(pieces, data))
         return {p.state.source.source_id: CommitResult(0, 0, len(p.rejects)) for p in pieces}
 
     CatalogWriter.commit = keep  # type: ignore[method-assign]
@@ -92,8 +92,8 @@ def produce(home: Path, scratch: Path, memory_limit: str) -> Produced:
 
 
 def tokenize(commits: list[Commit], memory_limit: str) -> tuple[float, float]:
-    """Tokenize the events of ``commits`` again, one commit after the other, as the
-    import's tokenizer does; returns the wall and CPU seconds."""
+    """Tokenize the events of ``commits``, one commit after the other, with the
+    publish step's tokenizer; returns the wall and CPU seconds."""
     duckdb_limit, _ = memory_budget(memory_limit, ExtractLimits())
     tokenizer = BatchTokenizer(duckdb_limit)
     try:
@@ -118,23 +118,18 @@ def write(commits: list[Commit], catalog: Path, memory_limit: str, top: int) -> 
         writer.drop_bulk_indexes()
         started, cpu = time.perf_counter(), time.thread_time()
         for commit in commits:
-            writer.commit(import_id, commit.pieces, commit.data, _given(commit.terms))
+            writer.commit(import_id, commit.pieces, commit.data)
         seconds, cpu_seconds = time.perf_counter() - started, time.thread_time() - cpu
         writer.con.execute("RESET threads")
         started = time.perf_counter()
         writer.ensure_bulk_indexes()
-        writer.compact_search_index()
+        publish(writer.con, "default")
         final = time.perf_counter() - started
     print(f"loader: {len(commits)} commits in {seconds:.1f} s ({cpu_seconds:.1f} s of CPU); "
-          f"then the bulk indexes and index compaction {final:.1f} s")  # fmt: skip
+          f"then the bulk indexes and the publish step {final:.1f} s")  # fmt: skip
     ranked = sorted(times.seconds.items(), key=lambda item: -item[1])
     for key, spent in ranked[:top]:
         print(f"{spent:8.2f} s {times.calls[key]:5d}  {key}")
-
-
-def _given(terms: BatchTerms | None) -> Callable[[], BatchTerms | None]:
-    """What a commit calls for its postings: ``terms``, made already."""
-    return lambda: terms
 
 
 def main() -> None:

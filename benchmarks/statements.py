@@ -7,8 +7,8 @@ Prints the whole import's seconds, the seconds spent in DuckDB statements, then 
 ``--top`` statements by total time (seconds, how many times it ran, its first words).
 The rest of the import is Python: the adapters, the Arrow and polars work
 (``python -m cProfile -m agentlake import ...`` splits that further). Then how long the
-commits took, how much of that the loader waited for the postings made on the
-tokenizer thread, and the CPU seconds each thread used (reading: the calling thread). By default each
+commits took, and the CPU seconds each thread used (reading: the calling thread; the
+publish step's tokenizer runs on it after the commits). By default each
 commit is written before the next is read, so the two add up to the import; with
 ``--overlap`` they run side by side as in a real import, and the seconds reading waited
 for the loader say which side bounds it.
@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -36,14 +36,13 @@ __all__ = ["StatementTimes", "home_and_catalog_parser", "timed_statements"]
 
 class StatementTimes:
     """Seconds and calls per statement (keyed by its first 90 characters); the seconds
-    the loader spent in commits and, of those, waiting for the postings made apart; and
-    the CPU seconds of the threads that committed and tokenized."""
+    the loader spent in commits; and the CPU seconds of the threads that committed and
+    tokenized."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
         self.calls: Counter[str] = Counter()
         self.committing = 0.0
-        self.postings_wait = 0.0
         self.cpu: dict[str, float] = {}  # thread role -> CPU seconds up to its last call
 
     def add(self, statement: str, seconds: float) -> None:
@@ -93,8 +92,6 @@ def timed_statements() -> Iterator[StatementTimes]:
 
     def timed_commit(self: load.CatalogWriter, *args: Any, **kwargs: Any) -> Any:
         started = time.perf_counter()
-        if len(args) > 3 and args[3] is not None:
-            args = (*args[:3], _waited(args[3], times), *args[4:])
         try:
             return commit(self, *args, **kwargs)
         finally:
@@ -105,7 +102,7 @@ def timed_statements() -> Iterator[StatementTimes]:
         try:
             return tokenize(self, events)
         finally:
-            times.cpu["tokenizer"] = time.thread_time()
+            times.cpu["publish"] = time.thread_time()
 
     load.CatalogWriter.__init__ = init  # type: ignore[method-assign]
     load.CatalogWriter.commit = timed_commit  # type: ignore[method-assign]
@@ -116,19 +113,6 @@ def timed_statements() -> Iterator[StatementTimes]:
         load.CatalogWriter.__init__ = original  # type: ignore[method-assign]
         load.CatalogWriter.commit = commit  # type: ignore[method-assign]
         BatchTokenizer.terms = tokenize  # type: ignore[method-assign]
-
-
-def _waited(terms: Callable[[], Any], times: StatementTimes) -> Callable[[], Any]:
-    """``terms`` timed into ``times.postings_wait``."""
-
-    def call() -> Any:
-        started = time.perf_counter()
-        try:
-            return terms()
-        finally:
-            times.postings_wait += time.perf_counter() - started
-
-    return call
 
 
 def home_and_catalog_parser(module: str) -> argparse.ArgumentParser:
@@ -164,8 +148,7 @@ def main() -> None:
           f"DuckDB statements {times.total:.1f} s; reading waited "
           f"{result.load_wait_seconds:.1f} s for the loader")  # fmt: skip
     print(
-        f"commits: {times.committing:.1f} s, of which {times.postings_wait:.1f} s waiting "
-        "for the postings made apart; CPU seconds per thread: "
+        f"commits: {times.committing:.1f} s; CPU seconds per thread: "
         + ", ".join(f"{role} {cpu:.1f}" for role, cpu in sorted(times.cpu.items()))
     )
     ranked = sorted(times.seconds.items(), key=lambda item: -item[1])

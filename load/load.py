@@ -23,14 +23,12 @@ from agentlake import sql
 from agentlake.extract.jsonl import Reject
 from agentlake.extract.sources import SourceFile
 
-from .catalog import load_fts, run_script, split_script, statement_body, statements
+from .catalog import run_script, split_script, statement_body, statements
 from .checkpoint import Continuity, SourceStatus
 from .transaction import transaction
 
 if TYPE_CHECKING:
     from agentlake.transform.transform import CatalogRows
-
-    from .terms import BatchTerms, BatchTokenizer
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,10 +67,6 @@ class Piece:
     restart: bool = False
 
 
-COMPACT_MIN_TAIL = 200_000  # postings; smaller tails are cheap to scan
-# Text tokenized at once when the index is rebuilt: tokens of 16 MiB of text and their
-# aggregation fit DuckDB's share of a 1 GiB ceiling with room to spare.
-REINDEX_SLICE_BYTES = 16 << 20
 # Indexes on the largest tables that a bulk import drops and builds again at its end
 # (CatalogWriter.drop_bulk_indexes says why): name -> what it indexes.
 BULK_INDEXES: dict[str, str] = {
@@ -97,8 +91,10 @@ class CatalogWriter:
 
     ``faults`` (tests only) is called at named points and may raise there: ``commit``
     before a batch's transaction begins, ``after-data`` once its rows are written but
-    before it commits, ``index`` inside search-index maintenance (the postings of a batch,
-    and compaction)."""
+    before it commits; ``index`` is the publish step's (agentlake.load.search_index).
+
+    A commit never touches the search index: it records the events it withdraws
+    (``search_withdrawn``) for the publish step, which runs after the commits."""
 
     def __init__(
         self, con: duckdb.DuckDBPyConnection, workspace: str, *, faults: FaultHook | None = None
@@ -106,7 +102,6 @@ class CatalogWriter:
         self.con = con
         self.workspace = workspace
         self._fault: FaultHook = faults or (lambda point: None)
-        self._stemming: bool | None = None
         # Whether the workspace held sessions when this import began: only those can
         # have values of an earlier import to keep in `session_versions`.
         self._earlier_sessions = True
@@ -114,20 +109,6 @@ class CatalogWriter:
             "CREATE TEMP TABLE IF NOT EXISTS forgotten_events (event_id VARCHAR);"
             "CREATE TEMP TABLE IF NOT EXISTS forgotten_calls (provider VARCHAR, call_key VARCHAR)"
         )
-
-    @property
-    def stemming(self) -> bool:
-        """Whether index terms are Porter stems: when the fts extension (which provides
-        stem()) loads, else the lowercase words themselves; search applies the same
-        rule. Loaded on first use: a run with nothing new to index never loads it."""
-        if self._stemming is None:
-            self._stemming = load_fts(self.con)
-        return self._stemming
-
-    @property
-    def _index_add(self) -> str:
-        """The index-maintenance SQL that tokenizes the new events itself."""
-        return search_index_script(stemming=self.stemming)
 
     # -- receipts -------------------------------------------------------------------
     def begin_import(self) -> int:
@@ -186,15 +167,10 @@ class CatalogWriter:
         import_id: int,
         pieces: list[Piece],
         data: list[CatalogRows],
-        terms: Callable[[], BatchTerms | None] | None = None,
     ) -> dict[str, CommitResult]:
         """Append ``data`` (the rows of ``pieces``) and move each piece's source
-        checkpoint, all in one transaction. Returns what was new, per source id.
-        ``terms`` gives the postings of :func:`batch_events` ``(data)`` tokenized apart
-        (see :mod:`agentlake.load.terms`); it is called only once everything else of
-        the commit is written, so tokenizing elsewhere overlaps all of that. Without
-        postings, or with postings stemmed by another rule, the commit tokenizes its
-        new events itself."""
+        checkpoint, all in one transaction, with a withdrawal row for every event the
+        commit deletes or rewrites. Returns what was new, per source id."""
         self._fault("commit")
         con = self.con
         params = {"workspace": self.workspace, "import_id": import_id}
@@ -203,10 +179,7 @@ class CatalogWriter:
             "batch_sources": _sources_table(pieces, self.workspace, import_id),
         }
         if data:
-            events = batch_events(data)
-            if terms is not None:
-                events = events.append_column("batch_row", row_positions(events.num_rows))
-            tables["batch_events"] = events
+            tables["batch_events"] = batch_events(data)
             tables["batch_usage"] = pa.concat_tables([r.usage for r in data])
             tables["batch_sessions"] = pa.concat_tables([r.sessions for r in data])
             retractions = pa.concat_tables([r.retractions for r in data])
@@ -233,12 +206,11 @@ class CatalogWriter:
                     sql.query("apply_retractions"), tables["batch_retractions"]
                 )
                 run_script(con, retract, params)
-                run_script(con, sql.query("search_index_remove"), params)
+                run_script(con, sql.query("search_withdraw"), params)
                 run_script(con, self._session_script("recompute_sessions"), params)
             if "batch_amended" in tables:
                 run_script(con, sql.query("amend_events"), params)
-                run_script(con, sql.query("search_index_remove"), params)
-                run_script(con, self._index_add, params)
+                run_script(con, sql.query("search_withdraw"), params)
             if data:
                 known = self._known_sessions(tables["batch_events"], tables["batch_sessions"])
                 run_script(con, insert_new_events_script(known), params)
@@ -262,15 +234,8 @@ class CatalogWriter:
                     params,
                 )
             con.execute(sql.query("upsert_sources"))
-            if data:
-                # The index last: the postings made apart are waited for only once
-                # everything else of the commit is written.
-                # With every event of the batch new (always so when the catalog held
-                # none of its sessions), the index reads the batch's rows themselves.
-                every_event_new = sum(new_events.values()) == tables["batch_events"].num_rows
-                self._index_new_events(terms, params, every_event_new=every_event_new)
-                if not known:
-                    con.execute("DROP VIEW new_events")
+            if data and not known:
+                con.execute("DROP VIEW new_events")
             self._fault("after-data")
         results: dict[str, CommitResult] = {}
         for piece in pieces:
@@ -282,35 +247,6 @@ class CatalogWriter:
                 len(piece.rejects) + (prior.rejects if prior else 0),
             )
         return results
-
-    def _index_new_events(
-        self,
-        terms: Callable[[], BatchTerms | None] | None,
-        params: dict[str, Any],
-        *,
-        every_event_new: bool,
-    ) -> None:
-        """Index the commit's new events (``new_events``; ``every_event_new`` when they
-        are the whole batch): with the postings ``terms`` gives, unless there are none
-        or they were made by another stemming rule than the catalog's; else by
-        tokenizing the new events here."""
-        con = self.con
-        made = terms() if terms is not None else None
-        if made is not None and made.stemming != self.stemming:
-            made = None
-        if made is not None:
-            con.register("batch_terms", made.postings)
-            con.register("batch_vocabulary", made.vocabulary)
-        try:
-            index = search_index_script(
-                stemming=self.stemming, tokenized=made is not None, every_event_new=every_event_new
-            )
-            run_script(con, index, params)
-        finally:
-            if made is not None:
-                con.unregister("batch_terms")
-                con.unregister("batch_vocabulary")
-        self._fault("index")
 
     def _known_sessions(self, events: pa.Table, sessions: pa.Table) -> list[str]:
         """The ids of the sessions of a batch's ``events`` and ``sessions`` that the
@@ -330,137 +266,8 @@ class CatalogWriter:
         changed document) and recompute the sessions it touched."""
         params = {"workspace": self.workspace, "source_id": source_id}
         run_script(self.con, sql.query("forget_source"), params)
-        run_script(self.con, sql.query("search_index_remove"), {"workspace": self.workspace})
+        run_script(self.con, sql.query("search_withdraw"), {"workspace": self.workspace})
         run_script(self.con, sql.query("recompute_sessions"), {"workspace": self.workspace})
-
-    # -- publish --------------------------------------------------------------------
-    def rebuild_search_index(self) -> float:
-        """Index every event of the workspace again from scratch (repairs an index that
-        lost or kept rows it should not have); one transaction. Returns the seconds.
-
-        The events are read and tokenized in slices of about :data:`REINDEX_SLICE_BYTES`
-        of text, in event id order (the order one pass would number them in), by the
-        import's tokenizer (:class:`agentlake.load.terms.BatchTokenizer`, held equal to
-        the catalog's rule; a slice it cannot fit is tokenized by the rule itself). The
-        rule in SQL over a million events had taken four times as long, and the memory
-        of two gigabytes. Nothing of a slice is registered on the connection: an Arrow
-        table registered in a transaction stays referenced until it commits, and so
-        does a temporary table replaced in it, so the slices' postings are appended to
-        a staging table (written into the file) and read through views."""
-        from .terms import BatchTokenizer
-
-        started = time.perf_counter()
-        con = self.con
-        row = con.execute("SELECT current_setting('memory_limit')").fetchone()
-        tokenizer = BatchTokenizer(str(row[0]) if row else None)
-        tokenized = search_index_script(
-            stemming=self.stemming, tokenized=True, every_event_new=True
-        )
-        try:
-            with transaction(con):
-                self._clear_search_index()
-                for number in range(self._reindex_slices()):
-                    self._reindex_slice(number, tokenizer, tokenized)
-                for name in ("new_events", "batch_terms", "batch_vocabulary"):
-                    con.execute(f"DROP VIEW IF EXISTS {name}")
-                for name in ("reindex_slices", "reindex_postings", "reindex_vocabulary"):
-                    con.execute(f"DROP TABLE IF EXISTS {name}")
-        finally:
-            tokenizer.close()
-        # The deleted postings' versions stay in memory until a checkpoint: sorting
-        # the new ones beside a million events' worth of them ran out of the ceiling.
-        con.execute("CHECKPOINT")
-        self.compact_search_index(min_tail=0)
-        return time.perf_counter() - started
-
-    def _clear_search_index(self) -> None:
-        """Delete the workspace's search index (in the caller's transaction)."""
-        con, params = self.con, {"workspace": self.workspace}
-        # Postings carry no workspace: their terms' numbers say it.
-        con.execute(
-            "DELETE FROM search_postings WHERE term_id IN "
-            "(SELECT term_id FROM search_terms WHERE workspace = $workspace)",
-            params,
-        )
-        for table in ("search_docs", "search_terms", "search_state"):
-            con.execute(f"DELETE FROM {table} WHERE workspace = $workspace", params)
-
-    def _reindex_slices(self) -> int:
-        """Number the workspace's indexed events by slice of about
-        :data:`REINDEX_SLICE_BYTES` of text (temp table ``reindex_slices``, in event id
-        order), make the staging tables, and return how many slices there are."""
-        con, params = self.con, {"workspace": self.workspace}
-        # Sizes first: a window over the events' own columns holds their text.
-        con.execute(
-            "CREATE TEMP TABLE reindex_sizes AS "
-            "SELECT event_id, least(strlen(coalesce(text, '')) "
-            "+ strlen(coalesce(CAST(tool_input AS VARCHAR), '')), $cap) AS bytes FROM events "
-            "WHERE workspace = $workspace AND (text IS NOT NULL OR tool_input IS NOT NULL)",
-            {**params, "cap": sql.INDEXED_CHARS},
-        )
-        con.execute(
-            "CREATE TEMP TABLE reindex_slices AS SELECT slice, event_id, "
-            "row_number() OVER (PARTITION BY slice ORDER BY event_id) - 1 AS batch_row FROM "
-            "(SELECT event_id, sum(bytes) OVER (ORDER BY event_id) // $slice AS slice "
-            "FROM reindex_sizes)",
-            {"slice": REINDEX_SLICE_BYTES},
-        )
-        con.execute("DROP TABLE reindex_sizes")
-        con.execute(
-            "CREATE TABLE reindex_postings "
-            "(slice BIGINT, doc BIGINT, term_no INTEGER, tf INTEGER, dl INTEGER)"
-        )
-        con.execute("CREATE TABLE reindex_vocabulary (slice BIGINT, term_no INTEGER, term VARCHAR)")
-        row = con.execute("SELECT max(slice) FROM reindex_slices").fetchone()
-        return 0 if row is None or row[0] is None else int(row[0]) + 1
-
-    def _reindex_slice(self, number: int, tokenizer: BatchTokenizer, tokenized: str) -> None:
-        """Index slice ``number`` of :meth:`_reindex_slices` (``tokenized``: the index
-        script that reads the tokenizer's postings)."""
-        con, params = self.con, {"workspace": self.workspace}
-        # The slice's events, each with its position in event id order (batch_row); read
-        # without sorting their text (their order is restored on the Arrow side).
-        con.execute(
-            "CREATE OR REPLACE TEMP VIEW new_events AS "
-            "SELECT e.event_id, e.text, e.tool_input, s.batch_row FROM events e "
-            f"JOIN (SELECT event_id, batch_row FROM reindex_slices WHERE slice = {number}) s "
-            f"USING (event_id) WHERE e.workspace = {sql.constant(self.workspace)}"
-        )
-        events = (
-            con.execute(
-                "SELECT batch_row, text, CAST(tool_input AS VARCHAR) AS tool_input FROM new_events"
-            )
-            .to_arrow_table()
-            .sort_by("batch_row")
-        )
-        made = tokenizer.terms(events)
-        del events
-        if made is None or made.stemming != self.stemming:
-            run_script(con, self._index_add, params)
-            return
-        # Every event of a slice has text (reindex_slices holds only those), and the
-        # tokenized script reads no more of it than that: its events are read from the
-        # slice alone, without joining the events' text again.
-        con.execute(
-            "CREATE OR REPLACE TEMP VIEW new_events AS "
-            "SELECT event_id, batch_row, '' AS text, NULL AS tool_input "
-            f"FROM reindex_slices WHERE slice = {number}"
-        )
-        for table, staging in (
-            (made.postings, "reindex_postings"),
-            (made.vocabulary, "reindex_vocabulary"),
-        ):
-            column = pa.repeat(pa.scalar(number, pa.int64()), table.num_rows)
-            con.from_arrow(table.add_column(0, "slice", column)).insert_into(staging)
-        con.execute(
-            "CREATE OR REPLACE TEMP VIEW batch_terms AS SELECT doc, term_no, tf, dl "
-            f"FROM reindex_postings WHERE slice = {number}"
-        )
-        con.execute(
-            "CREATE OR REPLACE TEMP VIEW batch_vocabulary AS SELECT term_no, term "
-            f"FROM reindex_vocabulary WHERE slice = {number}"
-        )
-        run_script(con, tokenized, params)
 
     # -- indexes dropped for a bulk import ----------------------------------------------
     def drop_bulk_indexes(self) -> None:
@@ -494,85 +301,10 @@ class CatalogWriter:
                 self.con.execute(f"CREATE INDEX {name} ON {BULK_INDEXES[name]}")
         return time.perf_counter() - started
 
-    def compact_search_index(self, *, min_tail: int = COMPACT_MIN_TAIL) -> float | None:
-        """Fold the unsorted tail of the search postings into their sorted part when it
-        has grown past a quarter of them (and ``min_tail``): amortized O(1) per posting.
-        Returns the seconds taken, or ``None`` when nothing needed doing."""
-        row = self.con.execute(
-            "SELECT sum(postings), sum(sorted_postings) FROM search_state"
-        ).fetchone()
-        postings, done = (int(row[0] or 0), int(row[1] or 0)) if row else (0, 0)
-        tail = postings - done
-        if tail <= 0 or tail < min_tail or (min_tail and tail * 4 < postings):
-            return None
-        started = time.perf_counter()
-        with transaction(self.con):
-            run_script(self.con, sql.query("search_index_compact"), {})
-            self._fault("index")
-        return time.perf_counter() - started
-
 
 def batch_events(data: list[CatalogRows]) -> pa.Table:
     """The events of a commit's ``data``, in the order the commit inserts them."""
     return pa.concat_tables([r.events for r in data])
-
-
-def row_positions(rows: int) -> pa.Array:
-    """0 … ``rows`` - 1: the key by which a commit's events and their postings made
-    before the commit (:mod:`agentlake.load.terms`) meet."""
-    return pa.array(range(rows), pa.int64())
-
-
-def tokenize_script(*, stemming: bool) -> str:
-    """The SQL that turns ``index_input`` into ``new_postings`` and ``new_vocabulary``
-    (sql/queries/search_tokenize.sql), stemming words with Porter when ``stemming``."""
-    text = (
-        sql.query("search_tokenize")
-        .replace("/* indexed chars */", str(sql.INDEXED_CHARS))
-        .replace("/* stop words */", sql.literals(sql.STOP_WORDS))
-    )
-    return text if stemming else text.replace("stem(token, 'porter')", "token")
-
-
-def search_index_script(
-    *, stemming: bool, tokenized: bool = False, every_event_new: bool = False
-) -> str:
-    """The index-maintenance SQL for the events in ``new_events``: tokenizing them
-    itself, or (``tokenized``) taking their postings from ``batch_terms``, the batch's
-    rows tokenized before the commit and keyed by ``batch_row``, and their terms from
-    ``batch_vocabulary``: joined to the rows that turned out new, or read as they are
-    when ``every_event_new`` (every event of the batch is in ``new_events``)."""
-    text = sql.query("search_index_add")
-    if tokenized and every_event_new:
-        parts = {
-            "new_docs columns": "batch_row",
-            "new_postings": "",
-            "posting key": "batch_row",
-            "postings": "batch_terms",
-            "vocabulary": "batch_vocabulary",
-            "numbered postings": "(SELECT d.doc, t.term_no, t.tf, t.dl FROM batch_terms t "
-            "JOIN new_docs d ON d.batch_row = t.doc)",
-        }
-    elif tokenized:
-        parts = {
-            "new_docs columns": "batch_row",
-            "new_postings": "CREATE OR REPLACE TEMP TABLE new_postings AS\n"
-            "SELECT d.doc, t.term_no, t.tf, t.dl FROM batch_terms t "
-            "JOIN new_docs d ON t.doc = d.batch_row;",
-            "vocabulary": "batch_vocabulary",
-        }
-    else:
-        tokenize = (
-            "CREATE OR REPLACE TEMP VIEW index_input AS "
-            "SELECT doc, text, tool_input FROM new_docs;\n"
-            + tokenize_script(stemming=stemming).rstrip().removesuffix(";")
-        )
-        parts = {"new_docs columns": "text, tool_input", "new_postings": tokenize + ";"}
-    parts = {"posting key": "doc", "postings": "new_postings", "vocabulary": "new_vocabulary",
-             "numbered postings": "new_postings", **parts}  # fmt: skip
-    for name, part in parts.items():
-        text = text.replace(f"/* {name} */", part)
-    return text
 
 
 def insert_new_events_script(known: list[str]) -> str:

@@ -1,60 +1,71 @@
-"""Tokenizing a commit's events for the search index apart from the catalog, on a
-thread of its own.
+"""The search index's one tokenizer: how an event's text becomes terms, and how a
+query's words do.
 
-An import writes each commit in a loader thread while the reading thread reads and
-transforms the next one (``agentlake.run``). Tokenizing was the largest of a commit's
-statements, and it needs nothing from the catalog: a :class:`BatchTokenizer` applies
-the catalog's rule (``sql/queries/search_tokenize.sql``) to every row of the commit,
-keyed by the row's position, while the loader writes the commit before and then the
-commit's new events. The commit then joins those postings to the rows that turned out
-new.
+The rule: an event's text and its tool input (JSON text), both already redacted, cut
+to their first :data:`agentlake.sql.INDEXED_CHARS` characters, split into runs of ASCII
+letters and digits (U+0130 ``İ`` and U+212A, the Kelvin sign, read as ``i`` and ``k``:
+the only code points whose lowercase is such a letter), lowercased; words of 2 to 40
+characters that are not stop words, stemmed with Porter by the fts extension's
+``stem()`` when it loads (else the words themselves). ``tf`` counts a term in its event,
+``dl`` all its kept words. :func:`postings` applies it to events with polars (the
+index's side); :func:`query_words` and :func:`term_sql` apply it to a query's text (the
+search side). No other code splits or stems text for the index.
 
-:func:`postings` applies the rule with polars, which finds and counts the words in
-about half the time DuckDB's ``regexp_split_to_array`` and ``unnest`` take, stems
-only the distinct words of a commit, with the fts extension's ``stem`` on a DuckDB
-connection (the catalog's function), and counts the postings over integers. It finds
-the words as written (runs of ASCII letters and digits) and lowercases only the
-distinct ones: of all code points, only ASCII letters and digits, U+0130 (``İ``) and
-U+212A (the Kelvin sign) lowercase in DuckDB to a letter or digit the catalog's rule
-keeps (``i`` and ``k``), so those two are mapped first and every other character
-splits words, as it does in the catalog. Tests hold the two equal, posting for
-posting, over every code point and random text.
+:func:`postings` finds the words as written and lowercases only the distinct ones,
+stems only the distinct words of a slice, and counts the postings over integers.
+polars and ``pyarrow.compute`` load with the first events to tokenize: a search, which
+only needs :func:`query_words`, never loads them.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import duckdb
-import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from agentlake import sql
 
 from .catalog import load_fts
 
-# Text tokenized at once: a slice's words and their counts stay a few tens of MiB, and a
-# commit's rows cannot make more at once however long they are.
+if TYPE_CHECKING:
+    import polars as pl
+
+# Text tokenized at once: a slice's words and their counts stay a few tens of MiB, and
+# the events given cannot make more at once however long they are.
 SLICE_CHARS: Final = 4 << 20
-# The code points beyond ASCII whose DuckDB lowercase is a letter or digit the catalog's
-# rule keeps, and that lowercase.
+# The code points beyond ASCII whose lowercase is a letter or digit the rule keeps.
 _LOWER_TO_ASCII: Final = {"\u0130": "i", "\u212a": "k"}
+WORD_PATTERN: Final = "[A-Za-z0-9]+"
+_WORD: Final = re.compile(WORD_PATTERN)
+_FOLD: Final = str.maketrans(_LOWER_TO_ASCII)
 _POSTINGS: Final = pa.schema(
     [("doc", pa.int64()), ("term_no", pa.int32()), ("tf", pa.int32()), ("dl", pa.int32())]
 )
 _VOCABULARY: Final = pa.schema([("term_no", pa.int32()), ("term", pa.string())])
 
-__all__ = ["BatchTerms", "BatchTokenizer"]
+__all__ = ["BatchTerms", "BatchTokenizer", "postings", "query_words", "term_sql"]
+
+
+def query_words(text: str) -> list[str]:
+    """The words of ``text`` as the index finds them, lowercased, in order (of any
+    length, stop words included: a query word the index cannot hold matches nothing)."""
+    return [word.lower() for word in _WORD.findall(text.translate(_FOLD))]
+
+
+def term_sql(word: str, *, stemming: bool) -> str:
+    """The SQL expression of the term of ``word`` (an SQL expression of a lowercased
+    word): its Porter stem when ``stemming``, else the word itself."""
+    return f"stem({word}, 'porter')" if stemming else word
 
 
 @dataclass(frozen=True, slots=True)
 class BatchTerms:
-    """Postings (doc = row position in the commit's events, term_no, tf, dl) of one
-    commit, its terms (term_no, term), and whether they are Porter stems (the catalog
-    uses them only when its own rule is the same)."""
+    """Postings (doc = row position in the events tokenized, term_no, tf, dl), their
+    terms (term_no, term), and whether they are Porter stems."""
 
     postings: pa.Table
     vocabulary: pa.Table
@@ -66,6 +77,8 @@ def _words(rows: pl.LazyFrame, *, fold: bool) -> pl.LazyFrame:
     tool_input) as written, one row per occurrence, in row order; stop words are still
     among them (they are told apart once lowercased, on the distinct words). ``fold``:
     the rows hold a code point of :data:`_LOWER_TO_ASCII`, which is mapped first."""
+    import polars as pl
+
     # Each part is cut before they are joined (and the join cut again, which gives the
     # same text): a 4 MiB tool output is never copied whole.
     cap = sql.INDEXED_CHARS
@@ -77,7 +90,7 @@ def _words(rows: pl.LazyFrame, *, fold: bool) -> pl.LazyFrame:
     # distinct words are a few thousand.
     token = pl.col("token")
     return (
-        rows.select("doc", text.str.extract_all("[A-Za-z0-9]+").alias("token"))
+        rows.select("doc", text.str.extract_all(WORD_PATTERN).alias("token"))
         .explode("token")
         .filter(token.str.len_bytes().is_between(2, 40))
     )
@@ -94,17 +107,14 @@ def postings(events: pa.Table, stem: duckdb.DuckDBPyConnection | None) -> tuple[
     words lowercased and stemmed, and each occurrence's term (its number among the
     slice's terms) counted over integers, as runs of the sorted key (doc, term) packed
     in one 64-bit number; the slices' terms are then encoded together and numbered once
-    for the commit. Counting per word and then summing the words of one term per
-    (doc, term) had taken a second sort and grouping of as many rows (the benchmark
-    home's 57 commits: 13.2 s of CPU against 11.4-12.0 s, with the lowercasing of the
-    distinct words only), and grouping the pairs by their strings, joining them to their
-    stems and ordering them had taken longer still."""
+    for all the events."""
+    import polars as pl
+    import pyarrow.compute as pc
+
     # Consecutive rows holding about SLICE_CHARS of indexed text, each taken into polars
-    # on its own (a commit's text is never copied whole) and counted before the next:
+    # on its own (the events' text is never copied whole) and counted before the next:
     # a slice keeps only its terms and its postings over their numbers, (doc, term, tf),
-    # since a row's words all fall in one slice. Holding every word of a commit until
-    # all were found had taken about five times its text: the tokenizer's share of an
-    # import's peak memory.
+    # since a row's words all fall in one slice.
     rows = events.select(["text", "tool_input"])
     size = (_chars(rows.column("text")) + _chars(rows.column("tool_input"))).clip(
         upper_bound=sql.INDEXED_CHARS
@@ -128,9 +138,9 @@ def postings(events: pa.Table, stem: duckdb.DuckDBPyConnection | None) -> tuple[
                 slices.append((terms, _counted(words.get_column("doc"), occurrences, len(terms))))
     if not slices:
         return _POSTINGS.empty_table(), _VOCABULARY.empty_table()
-    # Every distinct term of the commit once: the slices' terms encoded together give
-    # one dictionary and, slice by slice, each term's number in it; a term's number in
-    # the commit is its rank in that dictionary's order, from one.
+    # Every distinct term of the events once: the slices' terms encoded together give
+    # one dictionary and, slice by slice, each term's number in it; a term's number is
+    # its rank in that dictionary's order, from one.
     unified = pc.dictionary_encode(pa.chunked_array([terms for terms, _ in slices]))
     dictionary = pl.Series("term", unified.chunk(0).dictionary, pl.String)
     term_no = dictionary.rank("ordinal").cast(pl.Int32)
@@ -149,6 +159,9 @@ def _terms(words: pa.Array, stem: duckdb.DuckDBPyConnection | None) -> tuple[pa.
     them (from 0; null for a stop word): the Porter stems (by ``stem``, or the words
     themselves when it is ``None``) of the words lowercased. Only the distinct
     lowercased words that are not stop words are stemmed."""
+    import polars as pl
+    import pyarrow.compute as pc
+
     spelled = pl.DataFrame({"lower": pl.Series(words, dtype=pl.String).str.to_lowercase()})
     lowered = spelled.unique("lower").filter(~pl.col("lower").is_in(sql.STOP_WORDS))
     stems = _stems(lowered.get_column("lower").to_arrow(), stem)
@@ -163,6 +176,8 @@ def _counted(doc: pl.Series, term: pl.Series, width: int) -> pl.DataFrame:
     in each doc, from one row per occurrence (``doc``, ``term``; a null term is not
     counted), counted as runs of the sorted key (doc, term) packed in one 64-bit
     integer."""
+    import polars as pl
+
     key = (doc.cast(pl.UInt64) * width + term.cast(pl.UInt64)).drop_nulls()
     return (
         key.sort()
@@ -180,6 +195,8 @@ def _holds_any(rows: pl.DataFrame, points: Iterable[str]) -> bool:
     """Whether a text or tool input of ``rows`` holds one of the code points ``points``:
     a look costs a tenth of mapping them, which copies every row (a fifth of the time
     the words take to find)."""
+    import polars as pl
+
     found = "[" + "".join(points) + "]"
     return bool(
         rows.select(
@@ -192,6 +209,9 @@ def _holds_any(rows: pl.DataFrame, points: Iterable[str]) -> bool:
 
 def _chars(column: pa.ChunkedArray) -> pl.Series:
     """The length in characters of each value of a string ``column`` (0 for null)."""
+    import polars as pl
+    import pyarrow.compute as pc
+
     return pl.Series(pc.utf8_length(column)).fill_null(0).cast(pl.Int64)
 
 
@@ -203,17 +223,18 @@ def _stems(words: pa.Array, stem: duckdb.DuckDBPyConnection | None) -> pa.Array:
         return words
     stem.register("words", pa.table({"token": words}))
     try:
-        stems = stem.execute("SELECT stem(token, 'porter') AS term FROM words").to_arrow_table()
+        term = term_sql("token", stemming=True)
+        stems = stem.execute(f"SELECT {term} AS term FROM words").to_arrow_table()
     finally:
         stem.unregister("words")
     return stems.column("term").combine_chunks()
 
 
 class BatchTokenizer:
-    """Tokenizes commits (:func:`postings`) with a private in-memory DuckDB connection
-    for stemming, on one DuckDB thread: it shares the two cores with reading and
-    loading. ``memory_limit`` bounds that connection like the catalog's; a commit whose
-    words do not fit is left to the catalog (:meth:`terms` returns ``None``)."""
+    """Tokenizes events (:func:`postings`) with a private in-memory DuckDB connection
+    for stemming, on one DuckDB thread. ``memory_limit`` bounds that connection like
+    the catalog's; events whose words do not fit give ``None`` (:meth:`terms`), and the
+    caller tokenizes fewer at a time."""
 
     def __init__(self, memory_limit: str | None = None) -> None:
         self._con = duckdb.connect()
@@ -224,8 +245,8 @@ class BatchTokenizer:
         self._stemming = load_fts(self._con)
 
     def terms(self, events: pa.Table) -> BatchTerms | None:
-        """The postings of ``events`` (a commit's ``batch_events``), or ``None`` when
-        they do not fit the memory limit."""
+        """The postings of ``events`` (text, tool_input), or ``None`` when they do not
+        fit the memory limit."""
         try:
             made, vocabulary = postings(events, self._con if self._stemming else None)
         except duckdb.OutOfMemoryException:

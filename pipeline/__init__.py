@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
     import pyarrow as pa
 
+    from agentlake.load.search_index import PublishResult
+
     from .limits import LimitsReport
     from .reports import Report, ReportFilter, ReportKind
     from .run import ImportResult
@@ -68,6 +70,16 @@ class Lake:
                 build_index=build_index,
                 reindex=reindex,
                 max_duration=max_duration,
+            )
+        )
+
+    def index(self, *, memory_limit: str | None = "1GiB", wait: bool = False) -> PublishResult:
+        """Bring the search index up to date (``agentlake index``)."""
+        from .run import IndexOptions, run_index
+
+        return run_index(
+            IndexOptions(
+                catalog=self.catalog, workspace=self.workspace, memory_limit=memory_limit, wait=wait
             )
         )
 

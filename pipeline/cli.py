@@ -50,6 +50,8 @@ from .search import SearchFilter, search_page
 if TYPE_CHECKING:  # reports (and polars) load with the first report command
     import rich.progress
 
+    from agentlake.load.search_index import PublishResult
+
     from .reports import ReportFilter, ReportKind
 
 app = typer.Typer(
@@ -287,6 +289,7 @@ def _result_doc(result: ImportResult) -> dict[str, Any]:
         "status": result.status,
         "seconds": round(result.seconds, 3),
         "index_seconds": result.index_seconds,
+        "index": None if result.index is None else _index_doc(result.index),
         "peak_rss_bytes": result.peak_rss_bytes,
         "totals": result.totals(),
         "sources": [
@@ -336,6 +339,14 @@ def import_(
         bool,
         typer.Option("--reindex", help="Rebuild the workspace's search index from its events."),
     ] = False,
+    no_index: Annotated[
+        bool,
+        typer.Option(
+            "--no-index",
+            help="Skip the publish step: events are imported but not searchable until "
+            "'agentlake index' runs.",
+        ),
+    ] = False,
     max_duration: Annotated[
         str | None,
         typer.Option(
@@ -370,6 +381,8 @@ def import_(
         from .config import parse_duration, parse_size
 
         check_memory_limit(memory_limit)
+        if reindex and no_index:
+            raise ConfigurationError("--reindex rebuilds the search index; --no-index skips it")
         limits = ExtractLimits(
             max_records_per_source=max_records_per_source,
             max_bytes_per_source=parse_size(max_bytes_per_source) if max_bytes_per_source else None,
@@ -384,6 +397,7 @@ def import_(
             memory_limit=memory_limit,
             wait=wait,
             reindex=reindex,
+            build_index=not no_index,
             limits=limits,
             max_duration=parse_duration(max_duration) if max_duration else None,
         )
@@ -402,6 +416,52 @@ def import_(
 
     code = _guard(debug, action)
     raise typer.Exit(code)
+
+
+@app.command()
+def index(
+    memory_limit: Annotated[
+        str,
+        typer.Option("--memory-limit", help="Memory ceiling of the run, at least 384MiB."),
+    ] = "1GiB",
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Wait for a running import instead of failing.")
+    ] = False,
+    catalog: CatalogOpt = None,
+    workspace: WorkspaceOpt = None,
+    json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Bring the search index up to date with the imported events (the publish step an
+    import runs unless --no-index); resumes where a killed run stopped."""
+    from .run import IndexOptions, run_index
+
+    def action() -> None:
+        options = IndexOptions(
+            catalog=_catalog(catalog), workspace=_workspace(workspace),
+            memory_limit=memory_limit, wait=wait,
+        )  # fmt: skip
+        published = run_index(options)
+        if json:
+            _print_json({"workspace": options.workspace, **_index_doc(published)})
+            return
+        withdrawn = f", {published.withdrawn:,} withdrawn" if published.withdrawn else ""
+        out.print(
+            f"indexed {published.indexed:,} events{withdrawn} in {published.seconds:.1f} s; "
+            "the search index is up to date",
+            highlight=False,
+        )
+
+    _guard(debug, action)
+
+
+def _index_doc(published: PublishResult) -> dict[str, Any]:
+    return {
+        "indexed": published.indexed,
+        "withdrawn": published.withdrawn,
+        "slices": published.slices,
+        "seconds": round(published.seconds, 3),
+    }
 
 
 @app.command()
@@ -514,7 +574,7 @@ def search_(
                  "score": h.score, "snippet": h.snippet, "highlights": h.highlights,
                  "event_id": h.event_id}
                 for h in hits
-            ], "next_cursor": page.next_cursor})  # fmt: skip
+            ], "next_cursor": page.next_cursor, "unindexed": page.unindexed})  # fmt: skip
             return
         from .search_view import render_hits
 

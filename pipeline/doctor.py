@@ -34,9 +34,11 @@ JSON shapes (``to_json()``, ``version`` 1; keys are stable, lists are sorted):
      "catalog": {"path": str, "exists": bool, "schema_version": int | null,
                  "expected_schema_version": int, "tables": {table: rows},
                  "search_index": {"kind": "agentlake" | "none", "state": "ok" |
-                                  "empty" | "missing" | "stale", "events_with_text": int,
-                                  "indexed": int, "missing": int, "dangling": int,
-                                  "message": str, "remedy": str | null} | null,
+                                  "empty" | "missing" | "stale" | "lagging",
+                                  "events_with_text": int, "indexed": int, "missing": int,
+                                  "dangling": int, "lag": int (events not searchable
+                                  yet: the publish step lags), "message": str,
+                                  "remedy": str | null} | null,
                  "orphans": {"events_without_session", "usage_without_session",
                              "events_without_source", "usage_without_source"},
                  "imports": [{"import_id", "started_at", "ended_at", "status",
@@ -97,7 +99,7 @@ MAX_MATCHES: Final = 10  # ambiguous prefixes list at most this many ids
 
 Verdict = Literal["healthy", "needs-attention", "no-catalog"]
 IndexKind = Literal["agentlake", "none"]
-IndexState = Literal["ok", "empty", "missing", "stale"]
+IndexState = Literal["ok", "empty", "missing", "stale", "lagging"]
 SessionStatus = Literal["found", "not-found", "ambiguous"]
 CandidateState = Literal[
     "not-imported",  # discovered, no checkpoint yet
@@ -213,6 +215,7 @@ class SearchIndexCheck:
     indexed: int
     missing: int
     dangling: int
+    lag: int = 0  # events the publish step has not reached: not searchable yet
 
     @property
     def message(self) -> str:
@@ -228,11 +231,17 @@ class SearchIndexCheck:
             if self.dangling:
                 parts.append("it indexes events that no longer exist")
             return "search index is stale: " + ("; ".join(parts) or "its counters disagree")
-        return f"{self.indexed:,} of {self.events_with_text:,} events with text indexed"
+        indexed = f"{self.indexed:,} of {self.events_with_text:,} events with text indexed"
+        if self.state == "lagging":
+            events = "1 event is" if self.lag == 1 else f"{self.lag:,} events are"
+            return f"{indexed}; {events} not searchable yet (the index lags)"
+        return indexed
 
     @property
     def remedy(self) -> str | None:
-        """What to do when the index is missing or stale."""
+        """What to do when the index is missing, stale or lagging."""
+        if self.state == "lagging":
+            return "run 'agentlake index' to bring the index up to date"
         return f"{_IMPORT} to bring the index up to date" if self.attention else None
 
     @property
@@ -393,6 +402,7 @@ class DoctorReport:
                     "indexed": index.indexed,
                     "missing": index.missing,
                     "dangling": index.dangling,
+                    "lag": index.lag,
                     "message": index.message,
                     "remedy": index.remedy,
                 },
@@ -768,13 +778,16 @@ def _index_check(con: duckdb.DuckDBPyConnection, workspace: str) -> SearchIndexC
     assert row is not None
     with_text, indexed, missing, dangling = (int(v or 0) for v in row[:4])
     counters_agree = row[4] is None or row[4] == row[5]
+    behind = int(row[6] or 0) if len(row) > 6 else 0
     if missing and not indexed:
         state = "missing"
     elif missing or dangling or not counters_agree:
         state = "stale"
+    elif behind:
+        state = "lagging"
     else:
         state = "ok" if with_text else "empty"
-    return SearchIndexCheck(kind, state, with_text, indexed, missing, dangling)
+    return SearchIndexCheck(kind, state, with_text, indexed, missing, dangling, behind)
 
 
 # -- explain_session -------------------------------------------------------------------

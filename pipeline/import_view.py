@@ -49,8 +49,8 @@ def render_plan(console: Console, plan: Plan, *, errors: Console) -> None:
 
 
 def render_summary(console: Console, result: ImportResult) -> None:
-    """The run's summary line (wrapped between words at the console's width) and what
-    is still pending."""
+    """The run's summary line (wrapped between words at the console's width), what is
+    still pending, and that the search index waits when the publish step was skipped."""
     totals = result.totals()
     console.print(
         f"import #{result.import_id}: {totals['sources_seen']} sources "
@@ -65,6 +65,12 @@ def render_summary(console: Console, result: ImportResult) -> None:
         why = "the time budget was spent; " if result.budget_spent else ""
         console.print(
             f"{totals['pending_bytes']:,} bytes pending ({why}the next run reads them)",
+            highlight=False,
+            soft_wrap=False,
+        )
+    if result.index is None:
+        console.print(
+            "the search index was not updated (--no-index); run 'agentlake index'",
             highlight=False,
             soft_wrap=False,
         )

@@ -2,9 +2,10 @@
 
 Stages are connected by iterators. Consecutive batches are grouped into commits, each
 written with its sources' checkpoints in one transaction; a refused source is recorded
-and the run goes on. The calling thread reads and transforms one commit while a
-tokenizer thread makes its search postings and a loader thread writes the one before
-(DuckDB releases the GIL), so two commits are in flight at most. The library returns an
+and the run goes on. The calling thread reads and transforms one commit while a loader
+thread writes the one before (DuckDB releases the GIL), so two commits are in flight at
+most. After the last commit the publish step (agentlake.load.search_index) brings the
+search index up to date, unless told not to. The library returns an
 :class:`ImportResult`; it never prints or exits.
 """
 
@@ -17,7 +18,7 @@ import resource
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -44,7 +45,6 @@ from agentlake.load.load import (
     FaultHook,
     Piece,
     SourceState,
-    batch_events,
 )
 from agentlake.load.refusals import Refusal, record_refusals
 from agentlake.transform.redact import POLICY_VERSION
@@ -55,8 +55,7 @@ from .plan import Plan, PlannedSource, continuity_of, make_plan, select_provider
 from .progress import NullReporter, Reporter
 
 if TYPE_CHECKING:
-    from agentlake.load.terms import BatchTerms, BatchTokenizer
-    from agentlake.transform.transform import CatalogRows
+    from agentlake.load.search_index import Progress, PublishResult
 
 # From this many bytes to read, the largest indexes are dropped during the run and built
 # again at its end (CatalogWriter.drop_bulk_indexes says why).
@@ -84,6 +83,7 @@ class ImportOptions:
     memory_limit: str | None = "1GiB"
     wait: bool = False
     limits: ExtractLimits = field(default_factory=ExtractLimits)
+    # Run the publish step (the search index) after the commits; False: --no-index.
     build_index: bool = True
     reindex: bool = False  # rebuild the search index of the workspace from its events
     # Set (e.g. by a SIGINT/SIGTERM handler) to stop at the next batch boundary.
@@ -141,6 +141,7 @@ class ImportResult:
     sources: list[SourceOutcome] = field(default_factory=list)
     seconds: float = 0.0
     index_seconds: float | None = None
+    index: PublishResult | None = None  # the publish step, when it ran
     # Seconds reading waited for the loader: near the whole run, the catalog's writes
     # bound the import; near zero, reading and transforming do.
     load_wait_seconds: float = 0.0
@@ -231,9 +232,9 @@ def plan_import(options: ImportOptions) -> Plan:
 # peaks it was sized by are in benchmarks/HISTORY.md): besides its buffer pool, DuckDB
 # allocates outside its limit, and one commit's rows cost the Python side (raw lists,
 # Arrow and polars copies, allocator slack) about _BYTES_PER_RECORD per record and a few
-# copies of their source bytes. Two commits are in flight (one written; the next read,
-# then tokenized beside that write). Commits cost the loader about as much per commit
-# as per row, so they are as large as memory allows.
+# copies of their source bytes. Two commits are in flight (one written, the next read).
+# Commits cost the loader about as much per commit as per row, so they are as large as
+# memory allows.
 _DUCKDB_SHARE: Final = 1 / 5
 # Below this DuckDB cannot checkpoint pages of multi-MiB strings and invalidates the
 # database (a fatal error), so the floor wins over the share.
@@ -322,9 +323,8 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
         reporter.planned(plan)
         import_id = writer.begin_import()
         # Overlapped commits run on one DuckDB thread: the import's own threads (reading,
-        # tokenizing, loading) keep both cores busy, and a second DuckDB worker for the
-        # commits' many small statements only contends with them. The index work after
-        # the last commit gets every core again.
+        # loading) keep both cores busy, and a second DuckDB worker for the commits' many
+        # small statements only contends with them. The publish step gets every core.
         if options.overlap_load:
             con.execute("SET threads = 1")
         if plan.bytes_to_read >= BULK_MIN_BYTES:
@@ -334,7 +334,6 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
         committer = _Committer(
             writer, import_id, reporter, limits.batch_lines, options.stop, deadline,
             max_bytes=limits.batch_bytes, overlap=options.overlap_load,
-            tokenizer_limit=duckdb_limit,
         )  # fmt: skip
         try:
             for index, planned in enumerate(plan.sources):
@@ -354,13 +353,32 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
                     break
             committer.flush()
             con.execute("RESET threads")
+            if options.reindex or options.build_index:
+                from agentlake.load.search_index import publish, rebuild
+
+                reporter.phase("index")
+                faults = options.faults
+                stop = options.stop
+                result.index = (
+                    rebuild(writer.con, options.workspace, faults=faults)
+                    if options.reindex
+                    else publish(
+                        writer.con,
+                        options.workspace,
+                        faults=faults,
+                        stop=None if stop is None else stop.is_set,
+                    )
+                )
+                result.index_seconds = result.index.seconds
+                if result.index.stopped:
+                    raise ImportStopped(
+                        "import stopped on request while indexing for search; everything "
+                        "read is committed; run 'agentlake index' or the import again to "
+                        "finish the index"
+                    )
+            # After the publish step: it fills search_docs, whose index a bulk import
+            # builds once at its end.
             writer.ensure_bulk_indexes()
-            if options.reindex:
-                reporter.phase("index")
-                result.index_seconds = writer.rebuild_search_index()
-            elif options.build_index:
-                reporter.phase("index")
-                result.index_seconds = writer.compact_search_index()
         except BaseException as exc:
             # Committed batches stay; the receipt says the run did not finish and why.
             committer.close()
@@ -419,6 +437,41 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
     return result
 
 
+@dataclass(frozen=True, slots=True)
+class IndexOptions:
+    """What the publish step run alone (``agentlake index``) needs to know."""
+
+    catalog: Path
+    workspace: str
+    memory_limit: str | None = "1GiB"  # the run's ceiling, split as an import's is
+    wait: bool = False
+    slice_bytes: int | None = None  # text indexed per transaction (None: the default)
+    progress: Progress | None = None  # told of each slice written and committed
+    faults: FaultHook | None = None  # tests: fail at named points
+
+
+def run_index(options: IndexOptions) -> PublishResult:
+    """Bring the workspace's search index up to date, under the writer lock (as an
+    import takes it), without reading any source."""
+    from agentlake.load.search_index import publish
+
+    from .errors import NotFoundError
+
+    if not options.catalog.is_file():
+        raise NotFoundError(
+            f"{options.catalog}: no catalog here; run 'agentlake import' first or pass --catalog"
+        )
+    check_memory_limit(options.memory_limit)
+    duckdb_limit, _ = memory_budget(options.memory_limit, ExtractLimits())
+    with open_for_write(options.catalog, wait=options.wait, memory_limit=duckdb_limit) as con:
+        published = publish(
+            con, options.workspace, slice_bytes=options.slice_bytes,
+            progress=options.progress, faults=options.faults,
+        )  # fmt: skip
+        CatalogWriter(con, options.workspace).ensure_bulk_indexes()
+    return published
+
+
 def _refusal(outcome: SourceOutcome) -> Refusal:
     planned = outcome.planned
     assert outcome.code is not None, "every refusal has its code"
@@ -472,7 +525,6 @@ class _Committer:
         *,
         max_bytes: int | None = None,
         overlap: bool = True,
-        tokenizer_limit: str | None = None,
     ) -> None:
         self.writer, self.import_id, self.reporter = writer, import_id, reporter
         self.max_records, self.stop, self.deadline = max_records, stop, deadline
@@ -489,12 +541,6 @@ class _Committer:
         self.loader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentlake-load")
         self.inflight: tuple[Future[dict[str, CommitResult]], list[_Queued]] | None = None
         self.overlap = overlap  # False: wait for each commit before reading on
-        # The tokenizer connection's memory_limit: the catalog connection's (with half of
-        # it, a quarter of a bulk import's commits did not fit and fell back to the
-        # catalog, and the peak RSS stayed the same).
-        self.tokenizer_limit = tokenizer_limit
-        self.tokenizer: BatchTokenizer | None = None
-        self.tokenizing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentlake-terms")
         self.waited = 0.0  # seconds this thread waited for the loader
 
     def add(self, piece: Piece, raw: RowSink | None, outcome: SourceOutcome, nbytes: int) -> None:
@@ -590,29 +636,14 @@ class _Committer:
         self.pending.clear()
         self.records = 0
         self.bytes = 0
-        terms = self._terms(data)
         self.drain()
         pieces = [piece for piece, _, _ in queued]
         self.inflight = (
-            self.loader.submit(self.writer.commit, self.import_id, pieces, data, terms),
+            self.loader.submit(self.writer.commit, self.import_id, pieces, data),
             queued,
         )
         if not self.overlap:
             self.drain()
-
-    def _terms(self, data: list[CatalogRows]) -> Callable[[], BatchTerms | None] | None:
-        """Start tokenizing a commit's events for the search index on the tokenizer
-        thread, and return what the commit calls for the postings once it has written
-        its new events (only when loading overlaps reading: otherwise the catalog
-        tokenizes, with nothing to overlap). The tokenizer's connection is DuckDB's own
-        and releases the GIL, so it runs beside both reading and the commit before."""
-        if not (self.overlap and data):
-            return None
-        if self.tokenizer is None:
-            from agentlake.load.terms import BatchTokenizer
-
-            self.tokenizer = BatchTokenizer(self.tokenizer_limit)
-        return self.tokenizing.submit(self.tokenizer.terms, batch_events(data)).result
 
     def drain(self) -> None:
         """Wait for the commit in flight, if any, and credit its sources; raises what
@@ -643,10 +674,6 @@ class _Committer:
         with contextlib.suppress(Exception):  # the run's own error is the one reported
             self.drain()
         self.loader.shutdown()
-        self.tokenizing.shutdown()
-        if self.tokenizer is not None:
-            self.tokenizer.close()
-            self.tokenizer = None
 
 
 class BudgetSpent(Exception):

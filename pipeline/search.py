@@ -3,8 +3,10 @@
 Query language: words are ANDed; ``a OR b`` accepts either; ``-word`` or ``NOT word``
 excludes (a query of exclusions only looks for those words); ``"a phrase"`` must appear
 verbatim (case-insensitive); ``pref*`` matches
-every indexed term with that prefix. Words are lower-cased and Porter-stemmed exactly as
-the index was built. Filters narrow by provider, project, session, kind, model and time.
+every indexed term with that prefix. A query's words are found, lowercased and stemmed by
+the index's own tokenizer (:mod:`agentlake.load.terms`). Filters narrow by provider,
+project, session, kind, model and time. A catalog whose publish step lags is searched as
+far as its index goes, and the page says how many events are not searchable yet.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from typing import Any, Final, Literal, NamedTuple
 import duckdb
 
 from agentlake import sql
-from agentlake.load.catalog import CatalogRef, load_fts, reading
+from agentlake.load.catalog import CatalogRef, reading
+from agentlake.load.search_index import DuckDBSearchIndex, QueryTerm, lag
+from agentlake.load.terms import query_words
 
 from . import cursors
 from .errors import ConfigurationError
@@ -30,7 +34,6 @@ B: Final = 0.75
 PREFIX_EXPANSION: Final = 64  # most frequent terms a prefix expands to
 SCORE_SCALE: Final = 1e9  # scores rank to nine decimals
 _TOKEN: Final = re.compile(r'"([^"]*)"|(\S+)')
-_WORD: Final = re.compile(r"[a-z0-9]+")
 _NON_SPACE: Final = re.compile(r"\S")
 
 
@@ -68,7 +71,7 @@ class ParsedQuery:
         out: list[str] = []
         for clause in self.clauses:
             for atom in clause:
-                out += _WORD.findall(atom.text.lower())
+                out += query_words(atom.text)
         return out
 
 
@@ -91,7 +94,7 @@ def parse_query(query: str) -> ParsedQuery:
         if word and word.startswith("-") and len(word) > 1:
             negate, word = True, word[1:]
         if phrase is not None:
-            words = _WORD.findall(phrase.lower())
+            words = query_words(phrase)
             atom = (
                 Atom(" ".join(words), "phrase")
                 if len(words) > 1
@@ -100,7 +103,7 @@ def parse_query(query: str) -> ParsedQuery:
         else:
             assert word is not None
             prefix = word.endswith("*")
-            words = _WORD.findall(word.lower())
+            words = query_words(word)
             atom = (
                 Atom(words[0], "prefix" if prefix and len(words) == 1 else "word")
                 if words
@@ -110,7 +113,7 @@ def parse_query(query: str) -> ParsedQuery:
             negate = join_next = False
             continue
         if negate:
-            excluded.extend(_WORD.findall(atom.text))
+            excluded.extend(query_words(atom.text))
         elif join_next:
             clauses[-1].append(atom)
         else:
@@ -200,15 +203,7 @@ def snippet(text: str, words: list[str], width: int = 120) -> tuple[str, list[tu
     return prefix + piece + suffix, sorted((a + shift, b + shift) for a, b in set(spans))
 
 
-class _Term(NamedTuple):
-    """An indexed term: its spelling, document frequency and number in the postings."""
-
-    term: str
-    df: int
-    term_id: int
-
-
-def _prefix_terms(con: duckdb.DuckDBPyConnection, workspace: str, prefix: str) -> list[_Term]:
+def _prefix_terms(con: duckdb.DuckDBPyConnection, workspace: str, prefix: str) -> list[QueryTerm]:
     """The :data:`PREFIX_EXPANSION` most frequent indexed terms starting with
     ``prefix`` (ties by spelling, so every page of a search expands it alike)."""
     statement = (
@@ -217,20 +212,22 @@ def _prefix_terms(con: duckdb.DuckDBPyConnection, workspace: str, prefix: str) -
     )
     params = {"ws": workspace, "p": prefix, "n": PREFIX_EXPANSION}
     rows = con.execute(sql.inline(statement, params)).fetchall()
-    return [_Term(*row) for row in rows]
+    return [QueryTerm(*row) for row in rows]
 
 
 @dataclass(frozen=True, slots=True)
 class _Collection:
     """What every query of one snapshot shares: the newest import, the collection
-    statistics, the cursor secret, and whether query words are stemmed (the fts
-    extension loaded)."""
+    statistics, the cursor secret, whether the index's terms are stems, and how far
+    the index lags."""
 
     import_id: int
     docs: float
     avgdl: float
     secret: str
-    stemming: bool
+    stemming: bool  # the index's terms are Porter stems
+    unindexed: int  # events search does not find yet (the publish step lags)
+    withdrawn: bool  # withdrawals the publish step has not applied: left out of results
 
 
 _COLLECTION_SQL: Final = """
@@ -259,7 +256,7 @@ def _collection(con: duckdb.DuckDBPyConnection, workspace: str) -> _Collection:
     frozen = _FROZEN.get(con)
     if frozen is not None and workspace in frozen:
         return frozen[workspace]
-    stemming = load_fts(con)
+    stemming = DuckDBSearchIndex(con, workspace).stemming
     # Late materialization ranks a term's postings, then scans the postings again for
     # the page's rows.
     con.execute("SET late_materialization_max_rows = 0")
@@ -270,44 +267,24 @@ def _collection(con: duckdb.DuckDBPyConnection, workspace: str) -> _Collection:
         raise ConfigurationError(
             "this catalog has no cursor secret; run 'agentlake import' once to upgrade it"
         )
-    collection = _Collection(int(import_id), float(docs), float(avgdl), str(secret), stemming)
+    behind = lag(con, workspace)
+    collection = _Collection(
+        int(import_id), float(docs), float(avgdl), str(secret), stemming, behind.events,
+        behind.pending > 0,
+    )  # fmt: skip
     if read_only:
         _FROZEN.setdefault(con, {})[workspace] = collection
     return collection
 
 
-# The stems are constants (DuckDB folds them before planning), so the term lookup is a
-# list of constants that prunes the scan.
-_TERMS_SQL: Final = """
-SELECT [{stems}], (SELECT list((term, df, term_id)) FROM search_terms
-                   WHERE workspace = $ws AND term IN ({stems}))
-"""
-
-
-def _terms(
-    con: duckdb.DuckDBPyConnection, workspace: str, words: list[str], stemming: bool
-) -> tuple[dict[str, str], dict[str, _Term]]:
-    """The stem of every query word (Porter when ``stemming``), and every stem the
-    index holds."""
-    if not words:
-        return {}, {}
-    stems = ", ".join(
-        f"stem({sql.constant(w)}, 'porter')" if stemming else sql.constant(w) for w in words
-    )
-    statement = sql.inline(_TERMS_SQL.format(stems=stems), {"ws": workspace})
-    row = con.execute(statement).fetchone()
-    assert row is not None
-    stemmed, dfs = row
-    known = (_Term(*term) for term in (dfs or []))
-    return dict(zip(words, stemmed, strict=True)), {t.term: t for t in known}
-
-
 @dataclass(frozen=True, slots=True)
 class SearchPage:
-    """One page of hits and the cursor of the next page (``None`` after the last)."""
+    """One page of hits, the cursor of the next page (``None`` after the last), and how
+    many events of the workspace are not searchable yet (the publish step lags)."""
 
     hits: list[SearchHit]
     next_cursor: str | None
+    unindexed: int = 0
 
 
 def search(
@@ -356,7 +333,9 @@ def search_page(
         session = session_named(con, workspace, flt.session)[1] if flt.session else None
         snap = _collection(con, workspace)
         secret = snap.secret
-        stems, known = _terms(con, workspace, words, snap.stemming)
+        index = DuckDBSearchIndex(con, workspace, stemming=snap.stemming)
+        looked_up = index.query(words)
+        stems, known = looked_up.terms, looked_up.known
         if cursor is not None:
             state = cursors.decode(cursor, secret, expect=bound)
             snapshot, n, avgdl = int(state["snapshot"]), float(state["n"]), float(state["avgdl"])
@@ -395,12 +374,12 @@ def search_page(
             "k1": K1, "b": B, "n": n, "avgdl": avgdl, "snapshot": snapshot,
             "after_key": after[0] if after else None, "after_doc": after[1] if after else None,
             "provider": flt.provider, "kind": flt.kind, "model": flt.model,
-            "session": session, "project": flt.project,
+            "session": session, "project": flt.project, "withdrawn": snap.withdrawn,
             "since": datetime.combine(flt.since, datetime.min.time()) if flt.since else None,
             "until": datetime.combine(flt.until + timedelta(days=1), datetime.min.time()) if flt.until else None,
         }  # fmt: skip
         if not all(clauses):  # a prefix that expands to no term matches nothing
-            return SearchPage([], None)
+            return SearchPage([], None, snap.unindexed)
         # The words of a phrase in order with only non-word characters between them.
         phrases = ["(?i)" + "[^a-z0-9]+".join(p.split()) for p in parsed.phrases]
         # A first page without filters ranks the postings alone: reading the events'
@@ -423,7 +402,7 @@ def search_page(
         state = {**bound, "snapshot": snapshot, "n": n, "avgdl": avgdl, "df": frozen_df,
                  "after": [ranked[-1].key, ranked[-1].doc]}  # fmt: skip
         next_cursor = cursors.encode(state, secret)
-    return SearchPage(hits, next_cursor)
+    return SearchPage(hits, next_cursor, snap.unindexed)
 
 
 class _Ranked(NamedTuple):
@@ -445,6 +424,8 @@ def _rank(
         .replace("/* clauses */", clauses.sql)
         .replace("/* scored */", _scored_sql(clauses))
     )
+    if params["withdrawn"]:
+        statement = statement.replace("/* excluded */", _WITHDRAWN + "/* excluded */")
     if params["excluded"]:
         statement = statement.replace("/* excluded */", _EXCLUDED).replace(
             "/* excluded terms */", sql.literals(params["excluded"])
@@ -670,6 +651,15 @@ def _events_by_id(
 _EXCLUDED: Final = """
     ANTI JOIN (SELECT x.doc FROM search_postings x WHERE x.term_id IN (/* excluded terms */)) gone
     ON gone.doc = m.doc
+"""
+
+# Withdrawn events whose postings the publish step has not dropped yet leave the
+# matches (written in only while there are such withdrawals).
+_WITHDRAWN: Final = """
+    ANTI JOIN (SELECT d.doc FROM search_docs d
+               SEMI JOIN search_withdrawn w ON w.workspace = d.workspace AND w.event_id = d.event_id
+               WHERE d.workspace = $ws) withdrawn
+    ON withdrawn.doc = m.doc
 """
 
 # Filters read only the small columns of the matching events; the text of the winners

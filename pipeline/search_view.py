@@ -28,7 +28,8 @@ def render_hits(
     continued: bool = False,
 ) -> None:
     """The page's hits as a table, or one line when there are none (naming the query,
-    ``workspace`` and the ``filters`` given); then the cursor of the next page."""
+    ``workspace`` and the ``filters`` given); then the cursor of the next page, and one
+    line when the index lags behind the events."""
     if not page.hits:
         say_nothing(
             console,
@@ -37,6 +38,7 @@ def render_hits(
             filters=filters,
             continued=continued,
         )
+        _lag_line(console, page)
         return
     grid = Grid(
         Column("score", "number", drop=3),
@@ -56,6 +58,18 @@ def render_hits(
         console.print(
             f"more: --cursor {page.next_cursor}", highlight=False, markup=False, soft_wrap=True
         )
+    _lag_line(console, page)
+
+
+def lag_line(unindexed: int) -> str:
+    """What a search says when ``unindexed`` events are not searchable yet."""
+    events = "1 event is" if unindexed == 1 else f"{unindexed:,} events are"
+    return f"{events} not searchable yet (the search index lags); run 'agentlake index'"
+
+
+def _lag_line(console: Console, page: SearchPage) -> None:
+    if page.unindexed:
+        console.print(lag_line(page.unindexed), highlight=False, markup=False, soft_wrap=True)
 
 
 def highlighted(hit: SearchHit) -> Text:

@@ -9,10 +9,10 @@ from functools import cache
 from importlib.resources import files
 from typing import Final
 
-# Characters of each event the search index reads (queries/search_tokenize.sql says why).
+# Characters of each event the search index reads: a 4 MiB tool output would otherwise
+# become hundreds of thousands of tokens at once (agentlake.load.terms has the rule).
 INDEXED_CHARS: Final = 262_144
-# Words the search index leaves out (queries/search_tokenize.sql and agentlake.load.terms
-# apply the one list).
+# Words the search index leaves out (agentlake.load.terms applies the list).
 STOP_WORDS: Final = (
     "the", "and", "for", "that", "this", "with", "are", "was", "but", "not", "you",
     "have", "has", "had", "its", "from", "they", "will", "would", "there", "their",

@@ -1,6 +1,6 @@
 -- Withdraw every event and call of the messages in `batch_retractions` (provider,
 -- session_id, native_id): a rewind, or a message whose later copy replaces it.
--- `search_index_remove` (over `gone_events`) and `recompute_sessions` run next.
+-- `search_withdraw` (over `gone_events`) and `recompute_sessions` run next.
 -- The retracted sessions are also written as a list of constants (`/* sessions */`):
 -- testing one column against it first spares probing every event of the catalog.
 -- Parameters: $workspace

@@ -1,5 +1,5 @@
 -- Remove what earlier generations of one source wrote, before it is re-read from byte 0
--- (or a changed document is re-read whole); `search_index_remove` (over `gone_events`)
+-- (or a changed document is re-read whole); `search_withdraw` (over `gone_events`)
 -- and `recompute_sessions` run next.
 -- Parameters: $workspace, $source_id
 CREATE OR REPLACE TEMP TABLE touched AS

@@ -1,37 +1,24 @@
--- Index the events just inserted (temp table `new_events`). Each event gets the next
--- number in the index (`search_docs`), and its postings carry that number. The postings
--- come from `sql/queries/search_tokenize.sql`, run here on the new events' text
--- (`new_postings`, with their numbers, and `new_vocabulary`), or were made before the
--- commit over the rows of the batch (`batch_terms`, keyed by `batch_row`, and their terms
--- `batch_vocabulary`): joined here to the rows that turned out new, or, when every event
--- of the batch is new, read as they are, their numbers joined to them as they are
--- inserted (taking them with their numbers into a table of their own first had cost the
--- benchmark home's 57 commits 1.3 s). CatalogWriter.commit says which source it is;
--- load.search_index_script fills in the placeholders: the postings to count, the column
--- of `new_docs` their `doc` is, the postings with each event's number as `doc`, and the
--- terms.
+-- Index the events in `index_events` (event_id, batch_row), none of which the index
+-- holds, from their postings `index_terms` (doc = batch_row, term_no, tf, dl) and terms
+-- `index_vocabulary` (term_no, term), made by agentlake.load.terms. Each event with a
+-- posting gets the next number in the index (`search_docs`, in event id order), and its
+-- postings carry it; a term new to the workspace is numbered after every term of the
+-- catalog, the others count these events in their df.
 -- Parameters: $workspace
 CREATE OR REPLACE TEMP TABLE new_docs AS
 SELECT (SELECT coalesce(max(doc), 0) FROM search_docs) + row_number() OVER (ORDER BY event_id) AS doc,
-       event_id, /* new_docs columns */
-FROM new_events
-WHERE text IS NOT NULL OR tool_input IS NOT NULL;
+       event_id, batch_row
+FROM index_events;
 
-/* new_postings */
-
--- Only events with at least one term are numbered in the index.
 INSERT INTO search_docs
 SELECT $workspace, doc, event_id FROM new_docs
-WHERE /* posting key */ IN (SELECT doc FROM /* postings */);
+WHERE batch_row IN (SELECT doc FROM index_terms);
 
--- The batch's terms (term_no, term) in the catalog's numbers: a term
--- new to the workspace is numbered after every term of the catalog; the others count
--- the batch's events in their df.
 CREATE OR REPLACE TEMP TABLE new_terms AS
 WITH batch AS (
     SELECT v.term_no, v.term, c.df
-    FROM (SELECT term_no, count(*) AS df FROM /* postings */ GROUP BY term_no) c
-    JOIN /* vocabulary */ v USING (term_no)
+    FROM (SELECT term_no, count(*) AS df FROM index_terms GROUP BY term_no) c
+    JOIN index_vocabulary v USING (term_no)
 )
 SELECT b.term_no, b.term, b.df, t.term_id IS NOT NULL AS known,
        coalesce(t.term_id, (SELECT coalesce(max(term_id), 0) FROM search_terms)
@@ -45,10 +32,11 @@ WHERE n.known AND t.term_id = n.term_id;
 INSERT INTO search_terms SELECT $workspace, term, term_id, df FROM new_terms WHERE NOT known;
 
 INSERT INTO search_postings
-SELECT n.term_id, p.doc, p.tf, p.dl FROM /* numbered postings */ p JOIN new_terms n USING (term_no);
+SELECT n.term_id, d.doc, p.tf, p.dl
+FROM index_terms p JOIN new_docs d ON d.batch_row = p.doc JOIN new_terms n USING (term_no);
 
 INSERT INTO search_state AS s
-SELECT $workspace, count(DISTINCT doc), coalesce(sum(tf), 0), count(*), 0 FROM /* postings */
+SELECT $workspace, count(DISTINCT doc), coalesce(sum(tf), 0), count(*), 0 FROM index_terms
 ON CONFLICT (workspace) DO UPDATE SET
     docs = s.docs + excluded.docs,
     total_length = s.total_length + excluded.total_length,

@@ -1,5 +1,5 @@
--- Remove from the index the events listed in temp table `gone_events` (event_id), before
--- those events are deleted (a withdrawal or a source re-read whole). Parameters: $workspace
+-- Remove from the index the events listed in temp table `gone_events` (event_id): the
+-- publish step applying withdrawals (agentlake.load.search_index). Parameters: $workspace
 CREATE OR REPLACE TEMP TABLE gone_docs AS
 SELECT d.doc FROM search_docs d SEMI JOIN gone_events g USING (event_id)
 WHERE d.workspace = $workspace;

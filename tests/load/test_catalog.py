@@ -38,6 +38,7 @@ from agentlake.load.load import (
     without_conflict_clause,
     without_snapshots,
 )
+from agentlake.load.search_index import publish
 from agentlake.transform.transform import CatalogRows, transform_batch
 
 TABLES = ("sources", "sessions", "events", "usage", "imports", "rejects", "prices")
@@ -585,8 +586,10 @@ def test_commit_writes_data_and_checkpoint_together(tmp_path: Path) -> None:
         assert source == (9, second_import)
         session = con.execute("SELECT title, events, prompts FROM sessions").fetchone()
         assert session == ("Demo", 2, 1)
-        # the search index was maintained with the commit: one posting for "needle",
-        # counted once although the batch was committed twice
+        # the commits leave the search index alone; the publish step indexes "needle"
+        # once although the batch was committed twice
+        assert con.execute("SELECT count(*) FROM search_postings").fetchone() == (0,)
+        assert publish(con, "default").indexed == 2
         assert con.execute(
             "SELECT count(*) FROM search_postings JOIN search_terms USING (term_id) "
             "WHERE term = 'needl'"

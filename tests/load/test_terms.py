@@ -1,13 +1,12 @@
-"""Tokenizing a commit's events before the commit: the postings a catalog would make
-(the same rule, applied with polars), keyed by row position; a commit whose stemming
-runs out of memory, or postings of another stemming rule, are left to the catalog."""
+"""The search index's one tokenizer (agentlake.load.terms): the postings of events
+keyed by row position, the same rule as a query's words, sliced alike, and events whose
+words do not fit the memory limit tokenized a part at a time."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -18,9 +17,9 @@ from hypothesis import strategies as st
 from agentlake import sql
 from agentlake.extract.extract import ExtractLimits
 from agentlake.load import terms as terms_module
-from agentlake.load.catalog import load_fts, open_for_write, run_script
-from agentlake.load.load import CatalogWriter, tokenize_script
-from agentlake.load.terms import BatchTerms, BatchTokenizer
+from agentlake.load.catalog import load_fts
+from agentlake.load.terms import BatchTerms, BatchTokenizer, query_words, term_sql
+from agentlake.search import parse_query
 from agentlake.sql import STOP_WORDS
 from fixtures.synth import generate_claude_home
 from tests.pipeline.helpers import import_with, snapshot
@@ -88,20 +87,33 @@ def test_postings_are_keyed_by_row_and_count_terms_and_lengths() -> None:
     assert sum(tf for _, tf, _ in long_doc) == long_doc[0][2]
 
 
-def _catalog_rule(events: pa.Table, *, stemming: bool) -> list[tuple[int, str, int, int]]:
-    """The postings the catalog's SQL makes of ``events`` (doc = row position)."""
-    con = duckdb.connect()
-    try:
-        if stemming:
+def _reference_rule(events: pa.Table, *, stemming: bool) -> list[tuple[int, str, int, int]]:
+    """The rule written out plainly, row by row, from the words a query would find in
+    the row's text: the postings the index must make (doc = row position)."""
+    rows: list[tuple[int, list[str]]] = []
+    for doc, (text, tool_input) in enumerate(
+        zip(events["text"].to_pylist(), events["tool_input"].to_pylist(), strict=True)
+    ):
+        body = " ".join(part for part in (text, tool_input) if part is not None)
+        words = query_words(body[: sql.INDEXED_CHARS])
+        rows.append((doc, [w for w in words if 2 <= len(w) <= 40 and w not in STOP_WORDS]))
+    distinct = sorted({w for _, words in rows for w in words})
+    stems = dict(zip(distinct, distinct, strict=True))
+    if stemming and distinct:
+        con = duckdb.connect()
+        try:
             assert load_fts(con)
-        rows = events.append_column("doc", pa.array(range(events.num_rows), pa.int64()))
-        con.register("index_input", rows)
-        run_script(con, tokenize_script(stemming=stemming), {})
-        made = con.execute("SELECT * FROM new_postings").to_arrow_table()
-        vocabulary = con.execute("SELECT * FROM new_vocabulary").to_arrow_table()
-    finally:
-        con.close()
-    return _postings(BatchTerms(made, vocabulary, stemming))
+            listed = ", ".join(term_sql(sql.constant(w), stemming=True) for w in distinct)
+            row = con.execute(f"SELECT [{listed}]").fetchone()
+            assert row is not None
+            stems = dict(zip(distinct, row[0], strict=True))
+        finally:
+            con.close()
+    out = []
+    for doc, words in rows:
+        counts = Counter(stems[w] for w in words)
+        out += [(doc, term, tf, len(words)) for term, tf in counts.items()]
+    return sorted(out)
 
 
 def _polars_rule(events: pa.Table, *, stemming: bool) -> list[tuple[int, str, int, int]]:
@@ -135,27 +147,44 @@ def _texts(
     )
 
 
-def test_the_stop_words_and_the_cut_are_the_catalogs() -> None:
-    script = tokenize_script(stemming=True)
-    listed = re.search(r"token NOT IN \(([^)]*)\)", script)
-    assert listed is not None
-    assert tuple(re.findall(r"'(\w+)'", listed.group(1))) == STOP_WORDS
-    assert f"{sql.INDEXED_CHARS})" in script
-    assert "/*" not in script.split("CREATE", 1)[1]  # every placeholder filled
+def test_there_is_no_other_tokenizer() -> None:
+    """The catalog keeps no tokenizer of its own in SQL: the index and the query side
+    use this module's rule alone."""
+    with pytest.raises(FileNotFoundError):
+        sql.query("search_tokenize")
+
+
+def test_a_query_finds_its_words_by_the_index_rule() -> None:
+    """A query's words are the words the index finds in the same text, lowercased:
+    U+0130 and the Kelvin sign read as ``i`` and ``k``, every other character splits."""
+    assert query_words("İSTANBUL \u212aelvin naïve x_y2K") == [
+        "istanbul",
+        "kelvin",
+        "na",
+        "ve",
+        "x",
+        "y2k",
+    ]
+    parsed = parse_query('İSTANBUL -\u212aelvin "naïve y2K"')
+    assert parsed.words == ["istanbul", "na", "ve", "y2k"]
+    assert parsed.excluded == ("kelvin",)
+    events = _texts(["İSTANBUL \u212aelvin naïve y2K"])
+    assert [t for _, t, _, _ in _polars_rule(events, stemming=False)] == sorted(
+        ["istanbul", "kelvin", "na", "ve", "y2k"]
+    )
 
 
 @pytest.mark.parametrize("stemming", _rules())
-def test_every_code_point_lowercases_and_splits_as_in_the_catalog(stemming: bool) -> None:
-    """Each code point, between ASCII letters and after capitals: a code point whose
-    lowercase is a letter or digit in one engine but not the other would join or split
-    words differently (U+0130 does, and is mapped)."""
+def test_every_code_point_lowercases_and_splits_as_a_query_does(stemming: bool) -> None:
+    """Each code point, between ASCII letters and after capitals: the polars side and
+    the query side join and split words alike (U+0130 and U+212A are mapped)."""
     points = [c for c in range(0x80, 0x110000) if not 0xD800 <= c <= 0xDFFF]
     texts = [
         " ".join(f"AB{chr(c)}CD x{chr(c)}Y {chr(c)}{chr(c)}" for c in points[i : i + 2048])
         for i in range(0, len(points), 2048)
     ]
     events = _texts(texts)
-    assert _polars_rule(events, stemming=stemming) == _catalog_rule(events, stemming=stemming)
+    assert _polars_rule(events, stemming=stemming) == _reference_rule(events, stemming=stemming)
 
 
 _ALPHABET = st.sampled_from(
@@ -166,21 +195,21 @@ _TEXT = st.one_of(st.none(), st.lists(_ALPHABET, max_size=60).map("".join))
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(_TEXT, _TEXT), min_size=1, max_size=12), st.sampled_from(_rules()))
-def test_random_text_gives_the_catalogs_postings(
+def test_random_text_gives_the_rules_postings(
     rows: list[tuple[str | None, str | None]], stemming: bool
 ) -> None:
     events = _texts([t for t, _ in rows], [i for _, i in rows])
-    assert _polars_rule(events, stemming=stemming) == _catalog_rule(events, stemming=stemming)
+    assert _polars_rule(events, stemming=stemming) == _reference_rule(events, stemming=stemming)
 
 
 @pytest.mark.parametrize("stemming", _rules())
 def test_rows_are_tokenized_in_slices_alike(
     stemming: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Rows are tokenized a slice of text at a time (a commit's words never all at once);
+    """Rows are tokenized a slice of text at a time (their words never all at once);
     slicing changes no posting, also with rows longer than a slice or past 256 KiB."""
     whole = _polars_rule(EVENTS, stemming=stemming)
-    assert whole == _catalog_rule(EVENTS, stemming=stemming)
+    assert whole == _reference_rule(EVENTS, stemming=stemming)
     monkeypatch.setattr(terms_module, "SLICE_CHARS", 20)
     assert _polars_rule(EVENTS, stemming=stemming) == whole
 
@@ -195,7 +224,7 @@ def test_terms_are_numbered_in_their_order_from_one() -> None:
     assert empty.num_rows == none.num_rows == 0
 
 
-def test_a_commit_whose_stemming_runs_out_of_memory_is_left_to_the_catalog(
+def test_events_whose_stemming_runs_out_of_memory_give_none(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     tokenizer = BatchTokenizer("16MiB")
@@ -216,95 +245,28 @@ def test_a_commit_whose_stemming_runs_out_of_memory_is_left_to_the_catalog(
         tokenizer.close()
 
 
-def test_the_catalog_makes_the_same_postings(tmp_path: Path) -> None:
-    """The catalog connection, given the same rows, tokenizes them alike (the rule the
-    commit relies on when it joins pre-made postings instead)."""
-    terms = _tokenized(EVENTS)
-    with open_for_write(tmp_path / "c.duckdb") as con:
-        writer = CatalogWriter(con, "default")
-        assert writer.stemming == terms.stemming
-        rows = EVENTS.append_column("doc", pa.array(range(EVENTS.num_rows), pa.int64()))
-        con.register("index_input", rows)
-        run_script(con, tokenize_script(stemming=writer.stemming), {})
-        catalog = con.execute("SELECT * FROM new_postings").to_arrow_table()
-        vocabulary = con.execute("SELECT * FROM new_vocabulary").to_arrow_table()
-    assert _postings(BatchTerms(catalog, vocabulary, writer.stemming)) == _postings(terms)
-
-
-def test_postings_of_another_stemming_rule_are_not_used(
+def test_events_that_do_not_fit_are_indexed_a_part_at_a_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Postings made by another rule than the catalog's (the extension loaded on one
-    connection only) are ignored: the commit tokenizes its events itself."""
+    """Every tokenizing of more than a few events runs out of memory (``terms`` gives
+    ``None``): the index tokenizes them half at a time, and holds the postings of a
+    clean import."""
     home = tmp_path / "home"
     generate_claude_home(home)
     import_with(home, tmp_path / "clean.duckdb", ExtractLimits(batch_lines=200))
     original = BatchTokenizer.terms
+    refused: list[int] = []
 
-    def other_rule(self: BatchTokenizer, events: pa.Table) -> BatchTerms | None:
-        made = original(self, events)
-        assert made is not None
-        words = made.vocabulary.num_rows
-        junk = made.vocabulary.set_column(1, "term", pa.array([f"junk{i}" for i in range(words)]))
-        return BatchTerms(made.postings, junk, not made.stemming)
+    def small(self: BatchTokenizer, events: pa.Table) -> BatchTerms | None:
+        if events.num_rows > 8:
+            refused.append(events.num_rows)
+            return None
+        return original(self, events)
 
-    monkeypatch.setattr(BatchTokenizer, "terms", other_rule)
-    import_with(home, tmp_path / "other.duckdb", ExtractLimits(batch_lines=200))
-    tables = ("search_postings", "search_terms")
-    assert snapshot(tmp_path / "other.duckdb", tables) == snapshot(
+    monkeypatch.setattr(BatchTokenizer, "terms", small)
+    import_with(home, tmp_path / "halves.duckdb", ExtractLimits(batch_lines=200))
+    assert refused
+    tables = ("search_postings", "search_terms", "search_state")
+    assert snapshot(tmp_path / "halves.duckdb", tables) == snapshot(
         tmp_path / "clean.duckdb", tables
-    )
-
-
-def test_commits_whose_postings_did_not_fit_are_tokenized_by_the_catalog(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Every other commit's tokenizing runs out of memory (``terms`` gives ``None``):
-    those commits tokenize in the catalog, and the index is the one of a clean import."""
-    home = tmp_path / "home"
-    generate_claude_home(home)
-    import_with(home, tmp_path / "clean.duckdb", ExtractLimits(batch_lines=200))
-    original = BatchTokenizer.terms
-    calls: list[bool] = []
-
-    def every_other(self: BatchTokenizer, events: pa.Table) -> BatchTerms | None:
-        calls.append(len(calls) % 2 == 0)
-        return original(self, events) if calls[-1] else None
-
-    monkeypatch.setattr(BatchTokenizer, "terms", every_other)
-    import_with(home, tmp_path / "half.duckdb", ExtractLimits(batch_lines=200))
-    assert len(calls) > 2
-    tables = ("search_postings", "search_terms", "search_docs")
-    assert snapshot(tmp_path / "half.duckdb", tables) == snapshot(tmp_path / "clean.duckdb", tables)
-
-
-def test_a_batch_of_new_events_is_indexed_as_the_general_path_indexes_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A commit whose events are all new takes its postings straight from the rows
-    tokenized apart; the general path, which first takes the new events' postings into
-    a table of their own, gives the same index, numbers included, also across commits
-    that continue sessions."""
-    home = tmp_path / "home"
-    generate_claude_home(home)
-    import_with(home, tmp_path / "new.duckdb", ExtractLimits(batch_lines=200))
-    original = CatalogWriter._index_new_events
-    paths: list[bool] = []
-
-    def general(
-        self: CatalogWriter,
-        terms: Callable[[], BatchTerms | None] | None,
-        params: dict[str, Any],
-        *,
-        every_event_new: bool,
-    ) -> None:
-        paths.append(every_event_new)
-        original(self, terms, params, every_event_new=False)
-
-    monkeypatch.setattr(CatalogWriter, "_index_new_events", general)
-    import_with(home, tmp_path / "general.duckdb", ExtractLimits(batch_lines=200))
-    assert len(paths) > 2 and all(paths)  # every batch of this import is new
-    tables = ("search_postings", "search_terms", "search_docs", "search_state")
-    assert snapshot(tmp_path / "general.duckdb", tables) == snapshot(
-        tmp_path / "new.duckdb", tables
     )

@@ -194,7 +194,8 @@ def test_stale_and_missing_search_index(cli: CliRunner, home: Path, catalog: Pat
     assert _import(cli, home, catalog) == 0
     con = duckdb.connect(str(catalog))
     con.execute(
-        "INSERT INTO events SELECT * REPLACE ('late-' || event_id AS event_id, 'added later' AS text) "
+        # below the index's watermark: an event the publish step has passed, not indexed
+        "INSERT INTO events SELECT * REPLACE ('0-late-' || event_id AS event_id, 'added later' AS text) "
         "FROM events WHERE session_id = ? LIMIT 1",
         [SID],
     )
@@ -212,6 +213,27 @@ def test_stale_and_missing_search_index(cli: CliRunner, home: Path, catalog: Pat
     con.close()
     code, doc, _ = _doctor(cli, "--home", home, "--catalog", catalog)
     assert code == 1 and doc["catalog"]["search_index"]["state"] == "missing"
+
+
+def test_an_index_that_lags_is_shown_with_its_lag(
+    cli: CliRunner, home: Path, catalog: Path
+) -> None:
+    """An import without the publish step leaves every event unsearchable: the catalog
+    is still correct, so doctor shows the lag and how to catch up without failing."""
+    assert _import(cli, home, catalog, "--no-index") == 0
+    code, doc, _ = _doctor(cli, "--home", home, "--catalog", catalog)
+    index = doc["catalog"]["search_index"]
+    assert index["state"] == "lagging" and index["lag"] == 12 and index["missing"] == 0
+    assert "12 events are not searchable yet" in index["message"]
+    assert "agentlake index" in index["remedy"]
+    assert code == 0
+    human = cli("doctor", "--home", home, "--catalog", catalog)
+    assert "12 events are not searchable yet" in " ".join(human.stdout.split())
+
+    assert cli("index", "--catalog", catalog).returncode == 0
+    code, doc, _ = _doctor(cli, "--home", home, "--catalog", catalog)
+    index = doc["catalog"]["search_index"]
+    assert (code, index["state"], index["lag"]) == (0, "ok", 0)
 
 
 def test_orphan_rows_need_attention(cli: CliRunner, home: Path, catalog: Path) -> None:

@@ -201,7 +201,7 @@ def test_an_append_indexes_only_the_new_events(tmp_path: Path) -> None:
     with path.open("ab") as fh:
         fh.write(_line(SID_B, 9, "a brand new zeppelin topic", day=2))
     result = run_import(ImportOptions(catalog=catalog, workspace="default", home=home, env={}))
-    assert result.index_seconds is None  # no compaction, no rebuild
+    assert result.index is not None and result.index.indexed == 1  # the new event alone
     con = duckdb.connect(str(catalog), read_only=True)
     after = con.execute("SELECT count(*) FROM search_postings").fetchone()
     added = con.execute(
@@ -247,13 +247,13 @@ def test_withdrawn_messages_leave_the_index(tmp_path: Path) -> None:
 
 def test_compaction_sorts_postings_and_keeps_results(catalog: Path) -> None:
     from agentlake.load.catalog import open_for_write
-    from agentlake.load.load import CatalogWriter
+    from agentlake.load.search_index import compact
 
     before = [
         (h.event_id, round(h.score, 9)) for h in search(catalog, "default", "cache OR parser")
     ]
     with open_for_write(catalog) as con:
-        assert CatalogWriter(con, "default").compact_search_index(min_tail=0) is not None
+        assert compact(con, min_tail=0) is not None
         state = con.execute("SELECT postings = sorted_postings FROM search_state").fetchone()
         stored = [
             t
@@ -277,14 +277,19 @@ def test_reindex_rebuilds_an_index_that_lost_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slice_bytes: int, fits: bool
 ) -> None:
     """A rebuild gives the index of the import, whether it tokenizes the events at once
-    or slice by slice (a 200-byte slice holds about one event here), with the import's
-    tokenizer or (a slice that does not fit its memory) the catalog's rule, and leaves
+    or slice by slice (a 200-byte slice holds about one event here), all of a slice's
+    events at once or (when they do not fit the memory limit) one at a time, and leaves
     none of its staging behind."""
-    from agentlake.load import load, terms
+    from agentlake.load import search_index, terms
 
-    monkeypatch.setattr(load, "REINDEX_SLICE_BYTES", slice_bytes)
+    monkeypatch.setattr(search_index, "SLICE_BYTES", slice_bytes)
     if not fits:
-        monkeypatch.setattr(terms.BatchTokenizer, "terms", lambda self, events: None)
+        tokenize = terms.BatchTokenizer.terms
+
+        def one_at_a_time(self: terms.BatchTokenizer, events: Any) -> terms.BatchTerms | None:
+            return tokenize(self, events) if events.num_rows == 1 else None
+
+        monkeypatch.setattr(terms.BatchTokenizer, "terms", one_at_a_time)
     home = _home(tmp_path)
     catalog = tmp_path / "c.duckdb"
     run_import(ImportOptions(catalog=catalog, workspace="default", home=home, env={}))
@@ -311,7 +316,10 @@ def test_reindex_rebuilds_an_index_that_lost_rows(
     assert snapshot(catalog, tables) == snapshot(clean, tables)
     statistics = "SELECT docs, total_length, postings FROM search_state"
     assert _rows(catalog, statistics) == _rows(clean, statistics)
-    staging = "SELECT table_name FROM duckdb_tables() WHERE table_name LIKE 'reindex%'"
+    staging = (
+        "SELECT table_name FROM duckdb_tables() "
+        "WHERE table_name LIKE 'search_staging%' OR table_name LIKE 'publish%'"
+    )
     assert _rows(catalog, staging) == []
 
 
@@ -652,18 +660,18 @@ def test_a_read_only_connection_reads_the_collection_once(
     catalog: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """No one can write a catalog while a read-only connection holds it, so its
-    collection statistics are read on the first search only; a connection that can
-    write reads them on every search."""
+    collection statistics (and the index's lag) are read on the first search only; a
+    connection that can write reads them on every search."""
     import agentlake.search as searching
-    from agentlake.load.catalog import load_fts
+    from agentlake.load.search_index import Lag, lag
 
     reads: list[object] = []
 
-    def counted(con: duckdb.DuckDBPyConnection) -> bool:
+    def counted(con: duckdb.DuckDBPyConnection, workspace: str) -> Lag:
         reads.append(con)
-        return load_fts(con)
+        return lag(con, workspace)
 
-    monkeypatch.setattr(searching, "load_fts", counted)
+    monkeypatch.setattr(searching, "lag", counted)
     for read_only, expected in ((True, 1), (False, 3)):
         reads.clear()
         con = duckdb.connect(str(catalog), read_only=read_only)

@@ -1,0 +1,498 @@
+"""The search index and the publish step that brings it up to date after the load
+commits (DESIGN §1).
+
+Load commits write events and record the events they withdraw (``search_withdrawn``);
+they never touch the index. :func:`publish` then brings the index of a workspace up to
+its stored watermark's end: it drops the postings of withdrawn events (indexing again
+those that still exist at or below the watermark) in one transaction with the removal
+of their withdrawal rows, then indexes the events above the watermark slice by slice,
+each slice in its own transaction with the watermark's move. A killed publish step
+therefore resumes from the watermark, and the index never holds postings for events
+that are gone once their withdrawal is applied (search leaves pending ones out).
+
+:class:`SearchIndex` is the index's one interface (add, remove, query);
+:class:`DuckDBSearchIndex` keeps it in the catalog's own tables (``search_docs``,
+``search_terms``, ``search_postings``, ``search_state``), tokenized by
+:mod:`agentlake.load.terms`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Final, Literal, NamedTuple, Protocol
+
+import duckdb
+import pyarrow as pa
+
+from agentlake import sql
+from agentlake.errors import CatalogUnusable
+
+from .catalog import load_fts, run_script
+from .terms import BatchTokenizer, term_sql
+from .transaction import transaction
+
+# Text indexed per slice (and per transaction when publishing): its tokens and their
+# aggregation fit DuckDB's share of a 1 GiB ceiling with room to spare.
+SLICE_BYTES: Final = 16 << 20
+COMPACT_MIN_TAIL: Final = 200_000  # postings; smaller tails are cheap to scan
+
+# The tables a slice's rows are staged in: an Arrow table registered in a transaction
+# stays referenced until it commits, so slices are appended through relations into
+# tables (written into the file) and read through views, then dropped with the slice.
+_STAGING: Final = {
+    "search_staging_events": "(slice BIGINT, event_id VARCHAR, batch_row BIGINT)",
+    "search_staging_terms": "(slice BIGINT, doc BIGINT, term_no INTEGER, tf INTEGER, dl INTEGER)",
+    "search_staging_vocabulary": "(slice BIGINT, term_no INTEGER, term VARCHAR)",
+}
+_VIEWS: Final = {
+    "index_events": "SELECT event_id, batch_row FROM search_staging_events",
+    "index_terms": "SELECT doc, term_no, tf, dl FROM search_staging_terms",
+    "index_vocabulary": "SELECT term_no, term FROM search_staging_vocabulary",
+}
+
+# Told ("slice", n) once slice n is written and ("committed", n) once it is committed.
+Progress = Callable[[Literal["slice", "committed"], int], None]
+FaultHook = Callable[[Literal["index"]], None]  # tests: may raise inside a transaction
+
+
+class QueryTerm(NamedTuple):
+    """An indexed term: its spelling, document frequency and number in the postings."""
+
+    term: str
+    df: int
+    term_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class QueryTerms:
+    """The term of each query word, and those terms the index holds."""
+
+    terms: dict[str, str]
+    known: dict[str, QueryTerm]
+
+
+class SearchIndex(Protocol):
+    """What search and the publish step need of a full-text index over events."""
+
+    def add(self, events: pa.Table) -> int:
+        """Index ``events`` (event_id, text, tool_input), none of which the index holds;
+        returns how many were given."""
+        ...
+
+    def remove(self, event_ids: Sequence[str]) -> None:
+        """Drop every posting of the events ``event_ids`` (those it holds)."""
+        ...
+
+    def query(self, words: Sequence[str]) -> QueryTerms:
+        """The term of each of ``words`` (lowercased query words, agentlake.load.terms'
+        rule) and the ones the index holds, with their document frequencies."""
+        ...
+
+
+class DuckDBSearchIndex:
+    """The :class:`SearchIndex` kept in the catalog's tables, for one workspace, in the
+    caller's transactions. ``memory_limit`` bounds the tokenizer's connection; events
+    whose words do not fit are tokenized half at a time. ``stemming``: whether terms are
+    Porter stems, when the caller knows (else found on first use)."""
+
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        workspace: str,
+        *,
+        memory_limit: str | None = None,
+        stemming: bool | None = None,
+    ) -> None:
+        self.con, self.workspace = con, workspace
+        self._memory_limit = memory_limit
+        self._tokenizer: BatchTokenizer | None = None
+        self._stemming = stemming
+        self._slice = 0
+        self._staged = False
+
+    @property
+    def stemming(self) -> bool:
+        """Whether terms are Porter stems (the fts extension loads on the catalog's
+        connection); loaded on first use."""
+        if self._stemming is None:
+            self._stemming = load_fts(self.con)
+        return self._stemming
+
+    def add(self, events: pa.Table) -> int:
+        """See :meth:`SearchIndex.add`."""
+        import pyarrow.compute as pc
+
+        with_text = pc.or_(pc.is_valid(events["text"]), pc.is_valid(events["tool_input"]))
+        rows = events.filter(with_text)
+        if rows.num_rows:
+            self._add(rows)
+        return int(events.num_rows)
+
+    def _add(self, events: pa.Table) -> None:
+        if self._tokenizer is None:
+            self._tokenizer = BatchTokenizer(self._memory_limit)
+        made = self._tokenizer.terms(events.select(["text", "tool_input"]))
+        if made is None:
+            if events.num_rows == 1:
+                raise duckdb.OutOfMemoryException(
+                    "one event's words do not fit the memory limit; raise --memory-limit"
+                )
+            # Halves in event id order: the events are numbered as one add would.
+            events = events.sort_by("event_id")
+            half = events.num_rows // 2
+            self._add(events.slice(0, half))
+            self._add(events.slice(half))
+            return
+        if made.stemming != self.stemming:
+            raise CatalogUnusable(
+                "the fts extension loads on one connection but not another; "
+                "reinstall agentlake so that stemming is the same everywhere"
+            )
+        con = self.con
+        self._stage()
+        self._slice += 1
+        number = pa.scalar(self._slice, pa.int64())
+        ids = pa.table(
+            {
+                "slice": pa.repeat(number, events.num_rows),
+                "event_id": events["event_id"],
+                "batch_row": pa.array(range(events.num_rows), pa.int64()),
+            }
+        )
+        con.from_arrow(ids).insert_into("search_staging_events")
+        for table, staging in (
+            (made.postings, "search_staging_terms"),
+            (made.vocabulary, "search_staging_vocabulary"),
+        ):
+            column = pa.repeat(number, table.num_rows)
+            con.from_arrow(table.add_column(0, "slice", column)).insert_into(staging)
+        for view, select in _VIEWS.items():
+            con.execute(
+                f"CREATE OR REPLACE TEMP VIEW {view} AS {select} WHERE slice = {self._slice}"
+            )
+        run_script(con, sql.query("search_index_add"), {"workspace": self.workspace})
+
+    def _stage(self) -> None:
+        if not self._staged:
+            for table, columns in _STAGING.items():
+                self.con.execute(f"CREATE TABLE {table} {columns}")
+            self._staged = True
+
+    def unstage(self) -> None:
+        """Drop the staging tables of the slices added in the caller's transaction
+        (before it commits)."""
+        if self._staged:
+            for view in _VIEWS:
+                self.con.execute(f"DROP VIEW IF EXISTS {view}")
+            for table in _STAGING:
+                self.con.execute(f"DROP TABLE IF EXISTS {table}")
+            self._staged = False
+
+    def remove(self, event_ids: Sequence[str]) -> None:
+        """See :meth:`SearchIndex.remove`."""
+        con = self.con
+        con.execute("CREATE OR REPLACE TEMP TABLE gone_events (event_id VARCHAR)")
+        con.from_arrow(pa.table({"event_id": pa.array(event_ids, pa.string())})).insert_into(
+            "gone_events"
+        )
+        run_script(con, sql.query("search_index_remove"), {"workspace": self.workspace})
+
+    def query(self, words: Sequence[str]) -> QueryTerms:
+        """See :meth:`SearchIndex.query`. One statement of constants: DuckDB folds the
+        terms before planning, so the lookup is a list of constants that prunes the
+        scan."""
+        if not words:
+            return QueryTerms({}, {})
+        terms = ", ".join(term_sql(sql.constant(w), stemming=self.stemming) for w in words)
+        statement = sql.inline(
+            f"SELECT [{terms}], (SELECT list((term, df, term_id)) FROM search_terms "
+            f"WHERE workspace = $ws AND term IN ({terms}))",
+            {"ws": self.workspace},
+        )
+        row = self.con.execute(statement).fetchone()
+        assert row is not None
+        spelled, held = row
+        known = (QueryTerm(*term) for term in (held or []))
+        return QueryTerms(dict(zip(words, spelled, strict=True)), {t.term: t for t in known})
+
+    def clear(self) -> None:
+        """Delete the workspace's whole index (in the caller's transaction)."""
+        con, params = self.con, {"workspace": self.workspace}
+        # Postings carry no workspace: their terms' numbers say it.
+        con.execute(
+            "DELETE FROM search_postings WHERE term_id IN "
+            "(SELECT term_id FROM search_terms WHERE workspace = $workspace)",
+            params,
+        )
+        for table in ("search_docs", "search_terms", "search_state"):
+            con.execute(f"DELETE FROM {table} WHERE workspace = $workspace", params)
+
+    def close(self) -> None:
+        """Drop what :meth:`add` staged, if the caller has not (:meth:`unstage`), and
+        close the tokenizer's connection."""
+        self.unstage()
+        if self._tokenizer is not None:
+            self._tokenizer.close()
+            self._tokenizer = None
+
+
+@dataclass(frozen=True, slots=True)
+class Lag:
+    """How far a workspace's index lags: events above its watermark, and withdrawn
+    events still in the catalog whose postings are not yet replaced."""
+
+    unindexed: int
+    withdrawn: int
+    pending: int  # withdrawals not yet applied (of events gone or still there)
+
+    @property
+    def events(self) -> int:
+        """Events that search does not find yet."""
+        return self.unindexed + self.withdrawn
+
+
+def lag(con: duckdb.DuckDBPyConnection, workspace: str) -> Lag:
+    """The index's :class:`Lag` for ``workspace``."""
+    params = {"workspace": workspace}
+    mark = above(watermark(con, workspace))
+    statement = sql.query("search_lag").replace("/* above */", mark)
+    row = con.execute(sql.inline(statement, params)).fetchone()
+    assert row is not None
+    unindexed, pending = int(row[0]), int(row[1])
+    withdrawn = 0
+    if pending:
+        statement = sql.query("search_lag_withdrawn").replace("/* above */", mark)
+        found = con.execute(sql.inline(statement, params)).fetchone()
+        withdrawn = int(found[0]) if found else 0
+    return Lag(unindexed, withdrawn, pending)
+
+
+@dataclass(frozen=True, slots=True)
+class PublishResult:
+    """What a publish step did: events indexed, withdrawals applied, slices committed,
+    seconds taken (compaction included), and whether it stopped before the end."""
+
+    indexed: int
+    withdrawn: int
+    slices: int
+    seconds: float
+    stopped: bool = False  # asked to stop: the slices after the watermark wait
+
+
+def publish(
+    con: duckdb.DuckDBPyConnection,
+    workspace: str,
+    *,
+    slice_bytes: int | None = None,
+    progress: Progress | None = None,
+    stop: Callable[[], bool] | None = None,
+    faults: FaultHook | None = None,
+) -> PublishResult:
+    """Bring ``workspace``'s index up to date: apply the pending withdrawals, then index
+    every event above the watermark, a slice of about ``slice_bytes`` (by default
+    :data:`SLICE_BYTES`) of text per transaction, and fold the postings' unsorted tail
+    in when it has grown. ``progress(point, slice)`` is told ``"slice"`` once a slice
+    is written and ``"committed"`` once it is committed; when ``stop()`` says so after
+    a slice, it returns at once (``stopped``), the watermark where that slice left it;
+    ``faults`` (tests) is called at ``"index"`` inside each transaction."""
+    started = time.perf_counter()
+    slice_bytes = slice_bytes or SLICE_BYTES
+    fault = faults or (lambda point: None)
+    tell = progress or (lambda point, number: None)
+    index = _index(con, workspace)
+    params = {"workspace": workspace}
+    try:
+        withdrawn = _apply_withdrawals(index, slice_bytes, fault)
+        slices = _make_slices(con, workspace, above(watermark(con, workspace)), slice_bytes)
+        indexed = 0
+        for number in range(slices + 1):
+            # Asked to stop: the watermark stays where the last slice left it, and the
+            # compaction (amortized) waits for the next run too.
+            if stop is not None and stop():
+                con.execute("DROP TABLE IF EXISTS publish_slices")
+                return PublishResult(
+                    indexed, withdrawn, number, time.perf_counter() - started, stopped=True
+                )
+            if number == slices:
+                break
+            with transaction(con):
+                indexed += index.add(_slice_events(con, workspace, number))
+                index.unstage()
+                con.execute(sql.inline(_MOVE_WATERMARK, {**params, "slice": number}))
+                fault("index")
+                tell("slice", number)
+            tell("committed", number)
+        con.execute("DROP TABLE IF EXISTS publish_slices")
+    finally:
+        index.close()
+    compact(con, faults=faults)
+    return PublishResult(indexed, withdrawn, slices, time.perf_counter() - started)
+
+
+def rebuild(
+    con: duckdb.DuckDBPyConnection,
+    workspace: str,
+    *,
+    slice_bytes: int | None = None,
+    faults: FaultHook | None = None,
+) -> PublishResult:
+    """Index every event of ``workspace`` again from scratch (repairs an index that lost
+    or kept rows it should not have), in one transaction, a slice of text at a time in
+    the order :func:`publish` indexes them; the watermark ends at the newest event and
+    no withdrawal is left pending."""
+    started = time.perf_counter()
+    slice_bytes = slice_bytes or SLICE_BYTES
+    fault = faults or (lambda point: None)
+    index = _index(con, workspace)
+    params = {"workspace": workspace}
+    try:
+        with transaction(con):
+            index.clear()
+            con.execute("DELETE FROM search_withdrawn WHERE workspace = $workspace", params)
+            con.execute("DELETE FROM search_watermark WHERE workspace = $workspace", params)
+            slices = _make_slices(con, workspace, "true", slice_bytes)
+            indexed = 0
+            for number in range(slices):
+                indexed += index.add(_slice_events(con, workspace, number))
+            if slices:
+                con.execute(sql.inline(_MOVE_WATERMARK, {**params, "slice": slices - 1}))
+            index.unstage()
+            con.execute("DROP TABLE IF EXISTS publish_slices")
+            fault("index")
+    finally:
+        index.close()
+    # The deleted postings' versions stay in memory until a checkpoint: sorting the new
+    # ones beside a million events' worth of them ran out of the ceiling.
+    con.execute("CHECKPOINT")
+    compact(con, min_tail=0, faults=faults)
+    return PublishResult(indexed, 0, slices, time.perf_counter() - started)
+
+
+def compact(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    min_tail: int = COMPACT_MIN_TAIL,
+    faults: FaultHook | None = None,
+) -> float | None:
+    """Fold the unsorted tail of the search postings into their sorted part when it has
+    grown past a quarter of them (and ``min_tail``): amortized O(1) per posting.
+    Returns the seconds taken, or ``None`` when nothing needed doing."""
+    row = con.execute("SELECT sum(postings), sum(sorted_postings) FROM search_state").fetchone()
+    postings, done = (int(row[0] or 0), int(row[1] or 0)) if row else (0, 0)
+    tail = postings - done
+    if tail <= 0 or tail < min_tail or (min_tail and tail * 4 < postings):
+        return None
+    started = time.perf_counter()
+    with transaction(con):
+        run_script(con, sql.query("search_index_compact"), {})
+        if faults is not None:
+            faults("index")
+    return time.perf_counter() - started
+
+
+def _index(con: duckdb.DuckDBPyConnection, workspace: str) -> DuckDBSearchIndex:
+    row = con.execute("SELECT current_setting('memory_limit')").fetchone()
+    return DuckDBSearchIndex(con, workspace, memory_limit=str(row[0]) if row else None)
+
+
+def _count(con: duckdb.DuckDBPyConnection, query: str) -> int:
+    row = con.execute(query).fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+def _apply_withdrawals(index: DuckDBSearchIndex, slice_bytes: int, fault: FaultHook) -> int:
+    """Drop the postings of the workspace's withdrawn events and index again those still
+    in the catalog at or below the watermark (a rewritten text), then forget the
+    withdrawals: one transaction. Returns how many events were withdrawn."""
+    con, params = index.con, {"workspace": index.workspace}
+    gone = [
+        str(event_id)
+        for (event_id,) in con.execute(
+            "SELECT DISTINCT event_id FROM search_withdrawn WHERE workspace = $workspace", params
+        ).fetchall()
+    ]
+    if not gone:
+        return 0
+    with transaction(con):
+        index.remove(gone)
+        # gone_events (made by remove) names them; those above the watermark are
+        # indexed with the other events above it.
+        mark = above(watermark(con, index.workspace))
+        again = f"e.event_id IN (SELECT event_id FROM gone_events) AND NOT {mark}"
+        for number in range(_make_slices(con, index.workspace, again, slice_bytes)):
+            index.add(_slice_events(con, index.workspace, number))
+        index.unstage()
+        con.execute("DROP TABLE publish_slices")
+        con.execute("DELETE FROM search_withdrawn WHERE workspace = $workspace", params)
+        fault("index")
+    return len(gone)
+
+
+def watermark(con: duckdb.DuckDBPyConnection, workspace: str) -> tuple[int, str]:
+    """The workspace's watermark, (import_id, event_id): (-1, '') before any event was
+    indexed."""
+    row = con.execute(
+        "SELECT import_id, event_id FROM search_watermark WHERE workspace = $workspace",
+        {"workspace": workspace},
+    ).fetchone()
+    return (int(row[0]), str(row[1])) if row else (-1, "")
+
+
+def above(mark: tuple[int, str]) -> str:
+    """SQL over an event ``e`` that holds when it is above the watermark ``mark``, with
+    the watermark as constants: the first comparison prunes the scan by the events'
+    import ids (the events of the imports before are never read)."""
+    import_id, event_id = sql.constant(mark[0]), sql.constant(mark[1])
+    return (
+        f"(e.import_id >= {import_id} AND (e.import_id > {import_id} OR e.event_id > {event_id}))"
+    )
+
+
+# The events `/* selection */` keeps, in (import_id, event_id) order, numbered by slice
+# of about $slice bytes of indexed text. A slice's end is where the watermark moves.
+_SLICES: Final = """
+CREATE OR REPLACE TEMP TABLE publish_slices AS
+WITH sized AS (
+    SELECT e.import_id, e.event_id,
+           least(strlen(coalesce(e.text, '')) + strlen(coalesce(CAST(e.tool_input AS VARCHAR), '')), $cap)
+               AS bytes
+    FROM events e
+    WHERE e.workspace = $workspace AND /* selection */
+)
+SELECT import_id, event_id,
+       (sum(bytes) OVER (ORDER BY import_id, event_id) - bytes) // $slice AS slice
+FROM sized
+"""
+
+_MOVE_WATERMARK: Final = """
+INSERT OR REPLACE INTO search_watermark
+SELECT $workspace, import_id, event_id FROM publish_slices
+WHERE slice = $slice ORDER BY import_id DESC, event_id DESC LIMIT 1
+"""
+
+
+def _make_slices(
+    con: duckdb.DuckDBPyConnection, workspace: str, selection: str, slice_bytes: int
+) -> int:
+    """Make ``publish_slices`` of the events ``selection`` (SQL over ``e``, an event)
+    holds; returns how many slices there are."""
+    params = {"workspace": workspace, "cap": sql.INDEXED_CHARS, "slice": slice_bytes}
+    con.execute(sql.inline(_SLICES.replace("/* selection */", selection), params))
+    return _count(con, "SELECT coalesce(max(slice) + 1, 0) FROM publish_slices")
+
+
+def _slice_events(con: duckdb.DuckDBPyConnection, workspace: str, number: int) -> pa.Table:
+    """The events of slice ``number`` of ``publish_slices`` (event_id, text,
+    tool_input as JSON text, each cut where the index stops reading); their order does
+    not matter (the index numbers events by id), so their text is never sorted."""
+    # Only the characters the index reads: a slice of 16 MiB of indexed text could
+    # otherwise hold 64 tool outputs of 4 MiB each.
+    cap = sql.INDEXED_CHARS
+    return con.execute(
+        f"SELECT e.event_id, left(e.text, {cap}) AS text, "
+        f"left(CAST(e.tool_input AS VARCHAR), {cap}) AS tool_input FROM events e "
+        f"SEMI JOIN (SELECT event_id FROM publish_slices WHERE slice = {number}) s "
+        f"USING (event_id) WHERE e.workspace = {sql.constant(workspace)}"
+    ).to_arrow_table()
