@@ -15,7 +15,8 @@ connection, whose catalog cannot change while it is open (DuckDB's file lock kee
 writers out), the listing of its snapshot is read once and later pages and filters are
 picked from it with polars — the same rows in the same order, without a query per page.
 
-**Detail.** :func:`show_session` resolves a full id or a unique prefix and returns the
+**Detail** (:mod:`agentlake.session_detail`, its names re-exported here).
+:func:`show_session` resolves a full id or a unique prefix and returns the
 session's metadata, its token totals by model, its place in the tree of parent links
 with its own and its subtree's totals (:mod:`agentlake.rollup`), the latest rate-limit
 snapshot it carried (:mod:`agentlake.limits`), and its timeline (ts, then seq). By
@@ -73,26 +74,55 @@ from __future__ import annotations
 import bisect
 import re
 import weakref
-from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import duckdb
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from agentlake import sql
 from agentlake.load.catalog import CatalogRef, reading
 
 from . import cursors
 from .errors import ConfigurationError
-from .limits import latest_limits
-from .names import provider_ids, session_named
-from .rollup import SessionTree, session_tree
+from .names import provider_ids
+from .session_detail import (
+    DEFAULT_BOUNDS,
+    TIMELINE_COLUMNS,
+    BucketCut,
+    SessionDetail,
+    SessionInfo,
+    SessionRef,
+    TimelineBounds,
+    TimelineCut,
+    TimelineStream,
+    show_session,
+)
+from .utc_tables import in_utc
 
-Bucket = Literal["prompts", "responses", "tools"]
+__all__ = [
+    "DEFAULT_BOUNDS",
+    "DEFAULT_LIMIT",
+    "LISTED_COLUMNS",
+    "MAX_LIMIT",
+    "ORDER",
+    "PIN_LIMIT",
+    "TIMELINE_COLUMNS",
+    "BucketCut",
+    "SessionDetail",
+    "SessionInfo",
+    "SessionPage",
+    "SessionRef",
+    "TimelineBounds",
+    "TimelineCut",
+    "TimelineStream",
+    "list_sessions",
+    "parse_age",
+    "show_session",
+]
 
 DEFAULT_LIMIT: Final = 25
 MAX_LIMIT: Final = 500
@@ -102,16 +132,11 @@ _TEXT_COLUMNS: Final = ("title", "first_prompt", "preview")
 PIN_LIMIT: Final = 100_000  # sessions a read-only connection keeps in memory per workspace
 _AGE: Final = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
 _AGE_UNITS: Final = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-_BUCKETS: Final[tuple[Bucket, ...]] = ("prompts", "responses", "tools")
 
 LISTED_COLUMNS: Final = (
     "session_id", "provider", "parent_session_id", "project_path", "title", "first_prompt",
     "preview", "model", "started_at", "updated_at", "prompts", "events", "tool_calls",
     "total_tokens", "index_tokens",
-)  # fmt: skip
-TIMELINE_COLUMNS: Final = (
-    "ts", "seq", "kind", "role", "model", "tool_name", "tool_call_id", "is_error",
-    "is_sidechain", "text", "tool_input", "bytes", "shown_bytes", "truncated", "event_id",
 )  # fmt: skip
 
 
@@ -129,170 +154,6 @@ class SessionPage:
     def to_dict(self) -> dict[str, Any]:
         """The documented JSON shape of ``sessions list``."""
         return {"sessions": self.sessions.to_pylist(), "next_cursor": self.next_cursor}
-
-
-@dataclass(frozen=True, slots=True)
-class SessionInfo:
-    """A session's metadata (the ``sessions`` row)."""
-
-    session_id: str
-    provider: str
-    parent_session_id: str | None
-    project_path: str | None
-    title: str | None
-    first_prompt: str | None
-    preview: str | None
-    model: str | None
-    started_at: datetime | None
-    updated_at: datetime | None
-    prompts: int
-    events: int
-    tool_calls: int
-    total_tokens: int
-    index_tokens: int | None  # the thread index's figure (never a call)
-    git_branch: str | None
-    cli_version: str | None
-    lifecycle: str
-    archived: bool | None
-
-
-@dataclass(frozen=True, slots=True)
-class SessionRef:
-    """Another session named by this one (its parent or a child)."""
-
-    session_id: str
-    title: str | None
-    started_at: datetime | None = None
-    updated_at: datetime | None = None
-    known: bool = True  # False: a parent id the catalog has no session for
-
-
-@dataclass(frozen=True, slots=True)
-class TimelineBounds:
-    """How much of a session a bounded view shows: the newest events of each bucket up
-    to its count, then text budgets (UTF-8 bytes) shared by prompts and responses, and
-    by tool events (calls' inputs and results' text)."""
-
-    max_prompts: int = 1_000
-    max_responses: int = 2_000
-    max_tool_events: int = 2_000
-    message_bytes: int = 2 * 1024 * 1024
-    tool_bytes: int = 1024 * 1024
-
-    def __post_init__(self) -> None:
-        if min(asdict(self).values()) < 0:
-            raise ConfigurationError("timeline bounds must not be negative")
-
-
-@dataclass(frozen=True, slots=True)
-class BucketCut:
-    """What a bounded view kept of one bucket (events and their UTF-8 bytes)."""
-
-    items: int = 0
-    kept: int = 0
-    omitted: int = 0
-    truncated: int = 0
-    bytes: int = 0
-    shown_bytes: int = 0
-    omitted_bytes: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class TimelineCut:
-    """What a bounded view left out, per bucket: ``prompts`` (prompt events),
-    ``responses`` (responses, reasoning, summaries, system events) and ``tools``
-    (tool calls and results). Cut events are always the oldest of their bucket."""
-
-    prompts: BucketCut = field(default_factory=BucketCut)
-    responses: BucketCut = field(default_factory=BucketCut)
-    tools: BucketCut = field(default_factory=BucketCut)
-
-    @property
-    def anything(self) -> bool:
-        """Whether any event or byte was left out."""
-        return any(b.omitted or b.truncated for b in (self.prompts, self.responses, self.tools))
-
-
-class TimelineStream:
-    """Every event of one session in time order, read in chunks of ``chunk_rows`` each
-    time it is iterated (from a fresh read of the catalog, or from the connection given;
-    do not run other statements on that connection while iterating)."""
-
-    def __init__(
-        self,
-        catalog: CatalogRef,
-        workspace: str,
-        provider: str,
-        session_id: str,
-        *,
-        chunk_rows: int = 10_000,
-    ) -> None:
-        self.catalog = catalog
-        self.params = {"workspace": workspace, "provider": provider, "session_id": session_id}
-        self.chunk_rows = chunk_rows
-
-    def __iter__(self) -> Iterator[pa.RecordBatch]:
-        with reading(self.catalog) as con:
-            con.execute(sql.query("sessions_timeline_full"), self.params)
-            reader = con.to_arrow_reader(self.chunk_rows)
-            schema = _utc_schema(reader.schema)
-            for batch in reader:
-                yield batch.cast(schema)
-
-
-@dataclass(frozen=True, slots=True)
-class SessionDetail:
-    """One session: metadata, parent and children, token totals by model, its place in
-    its tree with its own and subtree totals, its latest rate-limit snapshot, and its
-    timeline — a table (bounded view; ``cut`` says what was left out) or a
-    :class:`TimelineStream` (``bounds`` is ``None``: everything)."""
-
-    session: SessionInfo
-    parent: SessionRef | None
-    children: tuple[SessionRef, ...]
-    tokens: pa.Table
-    timeline: pa.Table | TimelineStream
-    bounds: TimelineBounds | None
-    cut: TimelineCut | None
-    tree: SessionTree | None = None
-    rate_limits: pa.Table | None = None
-
-    def header(self) -> dict[str, Any]:
-        """The documented JSON shape of ``sessions show`` without ``timeline``."""
-        return {
-            "session": asdict(self.session),
-            "parent": None
-            if self.parent is None
-            else {
-                "session_id": self.parent.session_id,
-                "title": self.parent.title,
-                "known": self.parent.known,
-            },
-            "children": [
-                {
-                    "session_id": c.session_id,
-                    "title": c.title,
-                    "started_at": c.started_at,
-                    "updated_at": c.updated_at,
-                }
-                for c in self.children
-            ],
-            "tokens": self.tokens.to_pylist(),
-            **(self.tree or SessionTree(self.session.session_id)).to_json(),
-            "rate_limits": [] if self.rate_limits is None else self.rate_limits.to_pylist(),
-            "bounds": None if self.bounds is None else asdict(self.bounds),
-            "cut": None if self.cut is None else asdict(self.cut),
-        }
-
-    def batches(self) -> Iterator[pa.RecordBatch]:
-        """The timeline in chunks (columns :data:`TIMELINE_COLUMNS`)."""
-        if isinstance(self.timeline, pa.Table):
-            yield from self.timeline.to_batches()
-        else:
-            yield from self.timeline
-
-
-DEFAULT_BOUNDS: Final = TimelineBounds()
 
 
 # -- listing -----------------------------------------------------------------------------
@@ -376,9 +237,7 @@ def list_sessions(
         if pin is not None and pin.table is not None and snapshot == pin.snapshot:
             table = _page_from_pin(pin, query)
         else:
-            table = _in_utc(
-                con.execute(sql.query("sessions_list"), query.params()).to_arrow_table()
-            )
+            table = in_utc(con.execute(sql.query("sessions_list"), query.params()).to_arrow_table())
     next_cursor = None
     if table.num_rows > limit:
         table = table.slice(0, limit)
@@ -459,7 +318,7 @@ def _pin(con: duckdb.DuckDBPyConnection, workspace: str) -> _Pin | None:
     if workspace not in pins:
         secret, snapshot = _snapshot(con, workspace)
         whole = _PageQuery(workspace, snapshot, (), None, None, None, None, PIN_LIMIT)
-        table = _in_utc(con.execute(sql.query("sessions_list"), whole.params()).to_arrow_table())
+        table = in_utc(con.execute(sql.query("sessions_list"), whole.params()).to_arrow_table())
         over = table.num_rows > PIN_LIMIT  # too many to keep: every page comes from SQL
         if over:
             table = table.slice(0, 0)
@@ -545,169 +404,3 @@ def _utc(moment: date | datetime) -> datetime:
     if not isinstance(moment, datetime):
         return datetime(moment.year, moment.month, moment.day, tzinfo=UTC)
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-
-
-# -- detail ------------------------------------------------------------------------------
-def show_session(
-    catalog: CatalogRef,
-    workspace: str,
-    session: str,
-    *,
-    bounds: TimelineBounds | None = DEFAULT_BOUNDS,
-    chunk_rows: int = 10_000,
-) -> SessionDetail:
-    """The session whose id is ``session`` or starts with it (at least 4 characters).
-
-    An unknown id, or one of another workspace, raises :class:`NotFoundError`; a prefix
-    that several sessions share raises :class:`ConfigurationError` naming a few. With
-    ``bounds`` the timeline is a bounded table and ``cut`` says what it left out; with
-    ``bounds=None`` it is a :class:`TimelineStream` over every event.
-    """
-    with reading(catalog) as con:
-        provider, session_id = session_named(con, workspace, session)
-        key = {"workspace": workspace, "provider": provider, "session_id": session_id}
-        meta = con.execute(sql.query("sessions_get"), key).to_arrow_table().to_pylist()[0]
-        tokens = con.execute(sql.query("sessions_tokens"), key).to_arrow_table()
-        tree = session_tree(
-            con, workspace, provider, session_id, children_count=len(meta["children"])
-        )
-        limits = _naive_in_utc(
-            latest_limits(con, workspace, provider=provider, session_id=session_id)
-        )
-        if bounds is None:
-            timeline: pa.Table | TimelineStream = TimelineStream(
-                catalog, workspace, provider, session_id, chunk_rows=chunk_rows
-            )
-            cut = None
-        else:
-            timeline, cut = _bounded_timeline(con, key, bounds)
-    info = SessionInfo(**{f.name: meta[f.name] for f in fields(SessionInfo)})
-    parent = (
-        SessionRef(info.parent_session_id, meta["parent_title"], known=bool(meta["parent_known"]))
-        if info.parent_session_id
-        else None
-    )
-    children = tuple(
-        SessionRef(c["session_id"], c["title"], c["started_at"], c["updated_at"])
-        for c in meta["children"]
-    )
-    return SessionDetail(info, parent, children, tokens, timeline, bounds, cut, tree, limits)
-
-
-def _bounded_timeline(
-    con: duckdb.DuckDBPyConnection, key: dict[str, str], bounds: TimelineBounds
-) -> tuple[pa.Table, TimelineCut]:
-    params = {
-        **key,
-        "max_prompts": bounds.max_prompts,
-        "max_responses": bounds.max_responses,
-        "max_tools": bounds.max_tool_events,
-        "message_bytes": bounds.message_bytes,
-        "tool_bytes": bounds.tool_bytes,
-    }
-    try:
-        con.execute(sql.query("sessions_timeline_window"), params)
-        totals = con.execute(sql.query("sessions_timeline_totals")).to_arrow_table()
-        table = _in_utc(con.execute(sql.query("sessions_timeline"), key).to_arrow_table())
-    finally:
-        con.execute(sql.query("sessions_timeline_drop"))
-    table = _trim_truncated(table)
-    shown = (
-        pl.DataFrame(table.select(["bucket", "shown_bytes", "truncated"]))
-        .lazy()
-        .group_by("bucket")
-        .agg(
-            pl.len().alias("kept"),
-            pl.col("shown_bytes").sum().alias("shown_bytes"),
-            pl.col("truncated").sum().alias("truncated"),
-        )
-        .collect()
-    )
-    kept = {str(r["bucket"]): r for r in shown.iter_rows(named=True)}
-    cuts: dict[str, BucketCut] = {}
-    for total in totals.to_pylist():
-        got = kept.get(str(total["bucket"]), {"kept": 0, "shown_bytes": 0, "truncated": 0})
-        cuts[str(total["bucket"])] = BucketCut(
-            items=int(total["items"]),
-            kept=int(got["kept"]),
-            omitted=int(total["items"]) - int(got["kept"]),
-            truncated=int(got["truncated"]),
-            bytes=int(total["bytes"]),
-            shown_bytes=int(got["shown_bytes"]),
-            omitted_bytes=int(total["bytes"]) - int(got["shown_bytes"]),
-        )
-    return table.select(list(TIMELINE_COLUMNS)), TimelineCut(**cuts)
-
-
-def _trim_truncated(table: pa.Table) -> pa.Table:
-    """Cut each truncated event (at most one per budget) to exactly its ``keep_bytes``
-    UTF-8 bytes, text first, on a character boundary; add ``shown_bytes``."""
-    mask = table.column("truncated")
-    shown = table.column("bytes")
-    picked = table.filter(mask)
-    if picked.num_rows:
-        texts, inputs, sizes = [], [], []
-        for row in picked.select(["text", "tool_input", "keep_bytes"]).to_pylist():
-            room = int(row["keep_bytes"])
-            text = _prefix(row["text"], room)
-            room -= len(text.encode()) if text is not None else 0
-            tool_input = _prefix(row["tool_input"], room)
-            texts.append(text)
-            inputs.append(tool_input)
-            sizes.append(len((text or "").encode()) + len((tool_input or "").encode()))
-        full_mask = pc.fill_null(mask, False)
-        table = table.set_column(
-            table.schema.get_field_index("text"),
-            "text",
-            pc.replace_with_mask(
-                table.column("text").combine_chunks(),
-                full_mask.combine_chunks(),
-                pa.array(texts, pa.string()),
-            ),
-        )
-        table = table.set_column(
-            table.schema.get_field_index("tool_input"),
-            "tool_input",
-            pc.replace_with_mask(
-                table.column("tool_input").combine_chunks(),
-                full_mask.combine_chunks(),
-                pa.array(inputs, pa.string()),
-            ),
-        )
-        shown = pc.replace_with_mask(
-            shown.combine_chunks(), full_mask.combine_chunks(), pa.array(sizes, pa.int64())
-        )
-    return table.append_column("shown_bytes", pc.cast(shown, pa.int64()))
-
-
-def _prefix(text: str | None, size: int) -> str | None:
-    """The longest prefix of ``text`` of at most ``size`` UTF-8 bytes."""
-    if text is None:
-        return None
-    return text.encode()[: max(size, 0)].decode("utf-8", "ignore")
-
-
-def _in_utc(table: pa.Table) -> pa.Table:
-    """``table`` with its time columns labelled UTC, whatever the connection's TimeZone
-    setting (a connection handed in by the caller keeps its own)."""
-    schema = _utc_schema(table.schema)
-    return table if schema.equals(table.schema) else table.cast(schema)
-
-
-def _naive_in_utc(table: pa.Table) -> pa.Table:
-    """``table`` (local times of zone UTC, without a zone) with its times labelled UTC."""
-    return table.cast(
-        pa.schema(
-            f.with_type(pa.timestamp(f.type.unit, tz="UTC")) if pa.types.is_timestamp(f.type) else f
-            for f in table.schema
-        )
-    )
-
-
-def _utc_schema(schema: pa.Schema) -> pa.Schema:
-    return pa.schema(
-        f.with_type(pa.timestamp(f.type.unit, tz="UTC"))
-        if pa.types.is_timestamp(f.type) and f.type.tz not in (None, "UTC")
-        else f
-        for f in schema
-    )

@@ -18,7 +18,8 @@ import orjson
 from rich.console import Console
 
 from .reports_view import limits_grid
-from .sessions import BucketCut, SessionDetail, SessionPage, TimelineCut
+from .session_detail import BucketCut, SessionDetail, TimelineCut
+from .sessions import SessionPage
 from .tables import Column, Grid, count, is_wide, say_nothing, when
 
 _PREVIEW = 48

@@ -13,7 +13,7 @@ from typing import Literal
 
 from ..adapter import FormatSpec
 from ..sources import Root, SourceFile
-from . import claude, codex, codex_index, cursor, gemini
+from . import claude, codex, codex_index, cursor, cursor_state, gemini
 
 Capability = Literal["discover", "stream", "enrich", "tokens"]
 
@@ -127,7 +127,10 @@ REGISTRY: tuple[ProviderSpec, ...] = (
                 cursor.CursorTranscriptAdapter(),
             ),
             FormatSpec(
-                cursor.STATE_FORMAT, "sqlite", cursor.owns_state_db, cursor.CursorStateAdapter()
+                cursor.STATE_FORMAT,
+                "sqlite",
+                cursor_state.owns_state_db,
+                cursor_state.CursorStateAdapter(),
             ),
         ),
         capabilities=frozenset({"discover", "stream", "enrich", "tokens"}),

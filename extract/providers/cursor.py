@@ -16,6 +16,8 @@ Field-level format: provider-formats §5. Two formats, each with its own adapter
   models, workspace paths and times; every ``bubbleId:<composerId>:<bubbleId>`` row with
   a non-zero ``tokenCount`` is one model call of that composer's session (DESIGN §4),
   identified by (composer id, bubble id) so re-reading the database never double counts.
+  Its adapter is in :mod:`.cursor_state`; the field readers both share are in
+  :mod:`.cursor_fields`.
 
 Turn status: ``{"type":"turn_ended","status":…}`` becomes a ``system`` event. Events are
 immutable once written, so a failed turn (``error``, ``failed``, ``fail``, ``cancelled``,
@@ -27,38 +29,31 @@ or runs.
 
 Format drift: Cursor writes no transcript version. ``composerData`` rows carry a schema
 counter ``_v`` (3 in 2024 builds, 10 in 2025–2026 builds); a value above
-:data:`MAX_COMPOSER_DATA_V` is a Cursor generation this adapter was never checked
-against, and refuses the database (``SCHEMA_DRIFT``). Transcript lines of an unknown
+:data:`.cursor_state.MAX_COMPOSER_DATA_V` is a Cursor generation this adapter was never
+checked against, and refuses the database (``SCHEMA_DRIFT``). Transcript lines of an unknown
 shape are counted ``unknown``, never fatal.
 """
 
 from __future__ import annotations
 
-import math
 import ntpath
 import posixpath
-import re
-import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-import orjson
-
-from ..adapter import FormatDrift, InvalidRecord, RecordOutcome, SourceContext
+from ..adapter import InvalidRecord, RecordOutcome, SourceContext
 from ..rows import RowSink
 from ..schema import BlockType
 from ..sources import RelParts, Root, SourceFile
-from ..values import json_text, token_count
+from ..values import json_text
+from .cursor_fields import common_parent, instant, is_absolute, text_or_none
+from .cursor_fields import parse_timestamp as parse_timestamp  # the transcripts' clock
+from .cursor_state import owns_state_db as owns_state_db  # discovery, with owns_transcript
 
 ADAPTER_VERSION: Final = "1.0"
 TRANSCRIPT_FORMAT: Final = "cursor-transcript"
 STATE_FORMAT: Final = "cursor-state"
-
-#: Highest ``composerData._v`` this adapter knows (observed: 3 … 10). Cursor bumps the
-#: counter for additive migrations too, hence a small margin above the last one seen.
-MAX_COMPOSER_DATA_V: Final = 15
 
 #: ``turn_ended`` statuses that mark the turn's tool calls as failed.
 FAILED_STATUSES: Final = frozenset({"error", "failed", "fail", "cancelled", "canceled"})
@@ -68,29 +63,10 @@ EMPTY_WINDOW: Final = "empty-window"
 
 # Tool calls of one open turn remembered for a failed ``turn_ended`` (bounds the memo).
 _MAX_OPEN_CALLS: Final = 10_000
-_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
-_MONTH_NAMES: Final = (
-    "january", "february", "march", "april", "may", "june", "july", "august", "september",
-    "october", "november", "december",
-)  # fmt: skip
-_MONTHS: Final = {
-    **{name: number for number, name in enumerate(_MONTH_NAMES, 1)},
-    **{name[:3]: number for number, name in enumerate(_MONTH_NAMES, 1)},
-    "sept": 9,
-}
-# "Friday, May 1, 2026, 9:00 AM (UTC-5)"; weekday, seconds, AM/PM and zone optional.
-_CLOCK: Final = re.compile(
-    r"\s*(?:[A-Za-z]+,\s*)?([A-Za-z]{3,})\.?\s+(\d{1,2}),?\s+(\d{4}),?\s+"
-    r"(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp]\.?[Mm]\.?)?\s*"
-    r"(?:\(\s*(?:UTC|GMT)\s*(?:([+-])\s*(\d{1,2})(?::?(\d{2}))?)?\s*\))?\s*"
-)
 _TS_OPEN: Final = "<timestamp>"
 _TS_CLOSE: Final = "</timestamp>"
 _QUERY_OPEN: Final = "<user_query>"
 _QUERY_CLOSE: Final = "</user_query>"
-_COMPOSER_PREFIX: Final = "composerData:"
-_BUBBLE_PREFIX: Final = "bubbleId:"
-_HEADERS_KEY: Final = "composer.composerHeaders"
 
 
 # --------------------------------------------------------------------------- discovery
@@ -131,11 +107,6 @@ def owns_transcript(rel: RelParts) -> bool:
     return False
 
 
-def owns_state_db(rel: RelParts) -> bool:
-    """Only ``state.vscdb`` at the top of the root (never its backups or ``-wal``)."""
-    return rel == ("state.vscdb",)
-
-
 def superseded(sources: Sequence[SourceFile]) -> dict[str, str]:
     """Copies of a composer's transcript directory to leave out when the same composer
     id appears under several slugs: keep the copy outside ``empty-window``, then the one
@@ -171,86 +142,6 @@ def superseded(sources: Sequence[SourceFile]) -> dict[str, str]:
             for source in files:
                 left_out[source.source_id] = reason
     return left_out
-
-
-# --------------------------------------------------------------------------- values
-
-
-def parse_timestamp(text: str) -> str | None:
-    """The UTC ISO-8601 instant of a ``<timestamp>`` body such as
-    ``Friday, May 1, 2026, 9:00 AM (UTC-5)`` (→ ``2026-05-01T14:00:00.000Z``); a body
-    without a zone is read as UTC; ``None`` when it cannot be read."""
-    match = _CLOCK.fullmatch(text)
-    if match is None:
-        return None
-    month_name, day, year, hour, minute, second, half, sign, off_h, off_m = match.groups()
-    month = _MONTHS.get(month_name.lower())
-    if month is None:
-        return None
-    h = int(hour)
-    if half is not None:
-        if not 1 <= h <= 12:
-            return None
-        h = h % 12 + (12 if half[0] in "Pp" else 0)
-    try:
-        local = datetime(int(year), month, int(day), h, int(minute), int(second or 0), tzinfo=UTC)
-    except ValueError:
-        return None
-    if sign is not None:
-        offset = timedelta(hours=int(off_h), minutes=int(off_m or 0))
-        local = local - offset if sign == "+" else local + offset
-    return f"{local:%Y-%m-%dT%H:%M:%S}.000Z"
-
-
-def _instant(value: Any) -> str | None:
-    """A time as Cursor stores it (epoch milliseconds, or ISO-8601 text) → ISO text."""
-    if type(value) is str:
-        if len(value) >= 19 and value[4] == "-" and value[10] in "T ":
-            return value if value[10] == "T" else value[:10] + "T" + value[11:]
-        if not (value.isascii() and value.isdigit()) or len(value) > 19:
-            return None
-        value = int(value)
-    if type(value) is float and math.isfinite(value):
-        value = int(value)
-    if type(value) is not int or value <= 0:
-        return None
-    ms = value if value >= 100_000_000_000 else value * 1000  # seconds, if that small
-    try:
-        moment = _EPOCH + timedelta(milliseconds=ms)
-    except OverflowError:
-        return None
-    return f"{moment:%Y-%m-%dT%H:%M:%S}.{ms % 1000:03d}Z"
-
-
-def _model(value: Any) -> str | None:
-    """A model name, unless empty or ``default`` (Cursor's "auto": never pinned)."""
-    if type(value) is str and value and value != "default":
-        return value
-    return None
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _is_absolute(path: str) -> bool:
-    return path.startswith("/") or (
-        len(path) > 2 and path[1] == ":" and path[2] in "\\/" and path[0].isalpha()
-    )
-
-
-def _common_parent(current: str | None, path: str) -> str | None:
-    """The common parent of ``current`` and ``path`` (same path style), else ``current``."""
-    if current is None:
-        return path
-    posix = current.startswith("/")
-    if path.startswith("/") != posix:
-        return current
-    try:
-        common: str = (posixpath if posix else ntpath).commonpath([current, path])
-    except ValueError:
-        return current
-    return common
 
 
 # --------------------------------------------------------------------------- transcripts
@@ -303,7 +194,7 @@ class CursorTranscriptAdapter:
         memo = ctx.memo
         mtime = ctx.source.mtime_ns
         memo["hinted"] = mtime
-        when = _instant(mtime // 1_000_000)
+        when = instant(mtime // 1_000_000)
         parent = ctx.parent_session_id
         assert parent is not None
         if "linked" not in memo:
@@ -380,7 +271,7 @@ class CursorTranscriptAdapter:
             btype = block.get("type")
             if btype == "text":
                 sink.event(
-                    sid, native, i, ts, "text", "assistant", _text(block.get("text")), offset,
+                    sid, native, i, ts, "text", "assistant", text_or_none(block.get("text")), offset,
                     is_sidechain=side,
                 )  # fmt: skip
             elif btype == "tool_use":
@@ -388,7 +279,7 @@ class CursorTranscriptAdapter:
                 tool_input = block.get("input")
                 sink.event(
                     sid, native, i, ts, "tool_use", "assistant", None, offset,
-                    tool_name=_text(block.get("name")), tool_call_id=call_id,
+                    tool_name=text_or_none(block.get("name")), tool_call_id=call_id,
                     tool_input=json_text(tool_input), is_sidechain=side,
                 )  # fmt: skip
                 open_calls = memo.get("open")
@@ -401,7 +292,7 @@ class CursorTranscriptAdapter:
             elif btype == "thinking" or btype == "reasoning":
                 thought = block.get("thinking", block.get("text"))
                 sink.event(
-                    sid, native, i, ts, "thinking", "assistant", _text(thought), offset,
+                    sid, native, i, ts, "thinking", "assistant", text_or_none(thought), offset,
                     is_sidechain=side,
                 )  # fmt: skip
             elif btype == "tool_result":
@@ -425,7 +316,7 @@ class CursorTranscriptAdapter:
         turn ends (a session keeps its first known project path)."""
         memo = ctx.memo
         wd = tool_input.get("working_directory")
-        if type(wd) is str and _is_absolute(wd):
+        if type(wd) is str and is_absolute(wd):
             memo["cwd"] = wd
             sink.session(ctx.session_id, project_path=wd)
             return
@@ -437,9 +328,9 @@ class CursorTranscriptAdapter:
         if isinstance(paths, list):
             found.extend(paths)
         for value in found:
-            if type(value) is str and _is_absolute(value):
+            if type(value) is str and is_absolute(value):
                 common = memo.get("common")
-                narrowed = _common_parent(common, value)
+                narrowed = common_parent(common, value)
                 if common is not None and value != common:
                     memo["varied"] = True
                 memo["common"] = narrowed
@@ -477,234 +368,3 @@ class CursorTranscriptAdapter:
                     memo["cwd"] = cwd
                     sink.session(sid, project_path=cwd)
         return "mapped"
-
-
-# --------------------------------------------------------------------------- state.vscdb
-
-
-class _Composer:
-    """What the database says about one composer (session)."""
-
-    __slots__ = ("archived", "empty", "model", "project", "started", "title", "updated")
-
-    def __init__(self) -> None:
-        self.title: str | None = None
-        self.model: str | None = None
-        self.project: str | None = None
-        self.started: str | None = None
-        self.updated: str | None = None
-        self.archived: bool | None = None
-        self.empty = False
-
-    def absorb(self, header: Mapping[str, Any]) -> None:
-        """Fill fields still unknown from a header or ``composerData`` object."""
-        if self.title is None:
-            name = header.get("name")
-            self.title = name if type(name) is str and name.strip() else None
-        if self.model is None:
-            config = header.get("modelConfig")
-            if isinstance(config, dict):
-                self.model = _model(config.get("modelName"))
-        if self.project is None:
-            ident = header.get("workspaceIdentifier")
-            uri = ident.get("uri") if isinstance(ident, dict) else None
-            fs_path = uri.get("fsPath") if isinstance(uri, dict) else None
-            if type(fs_path) is str and _is_absolute(fs_path):
-                self.project = fs_path
-        if self.started is None:
-            self.started = _instant(header.get("createdAt"))
-        if self.updated is None:
-            self.updated = _instant(header.get("lastUpdatedAt"))
-        if self.archived is None:
-            archived = header.get("isArchived")
-            if type(archived) is bool:
-                self.archived = archived
-            elif type(archived) is int:
-                self.archived = archived != 0
-
-
-def _json(value: Any) -> Any:
-    """A TEXT or BLOB value holding UTF-8 JSON, parsed; ``None`` if it is not JSON."""
-    if value is None or not isinstance(value, str | bytes):
-        return None
-    try:
-        return orjson.loads(value)
-    except orjson.JSONDecodeError:
-        return None
-
-
-class CursorStateAdapter:
-    """Reads ``state.vscdb`` (opened read-only by the framework): composer metadata for
-    the sessions and one model call per bubble with a token count.
-
-    A composer gets a session row when the database shows it has content (a non-empty
-    conversation, or token counts); composers Cursor creates for every new window and
-    never uses are left out. Every part is optional: a missing table, key or field
-    yields nothing for it."""
-
-    def locate(self, source: SourceFile) -> SourceContext:
-        """The database holds many sessions; its context names none."""
-        return SourceContext(source, "")
-
-    def map_database(self, con: sqlite3.Connection, ctx: SourceContext, sink: RowSink) -> int:
-        """Emit session metadata and usage; returns the rows read (composerData,
-        header entries and bubbles carrying a token count)."""
-        tables = {
-            str(name).lower()
-            for (name,) in con.execute(
-                "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"
-            )
-        }
-        composers: dict[str, _Composer] = {}
-        records = 0
-        if "cursordiskkv" in tables:
-            records += self._composer_data(con, composers)
-        if "composerheaders" in tables:
-            records += self._header_table(con, composers)
-        if "itemtable" in tables:
-            records += self._header_item(con, composers)
-        with_calls: set[str] = set()
-        if "cursordiskkv" in tables:
-            records += self._bubbles(con, composers, with_calls, sink)
-        for composer_id, c in composers.items():
-            if c.empty and composer_id not in with_calls:
-                continue
-            sink.session(
-                composer_id, title=c.title, title_rank=2, model=c.model, project_path=c.project,
-                started_at=c.started, updated_at=c.updated, archived=c.archived,
-            )  # fmt: skip
-        for composer_id in with_calls - composers.keys():
-            sink.session(composer_id)
-        return records
-
-    def _composer_data(self, con: sqlite3.Connection, composers: dict[str, _Composer]) -> int:
-        rows = 0
-        for key, value in _prefix_rows(con, _COMPOSER_PREFIX, None):
-            rows += 1
-            if type(key) is not str:
-                continue
-            composer_id = key[len(_COMPOSER_PREFIX) :]
-            data = _json(value)
-            if not isinstance(data, dict) or not composer_id:
-                continue
-            version = data.get("_v")
-            if type(version) is int and version > MAX_COMPOSER_DATA_V:
-                raise FormatDrift(
-                    f"Cursor composerData _v {version} is newer than this adapter knows "
-                    f"(<= {MAX_COMPOSER_DATA_V})"
-                )
-            c = composers.setdefault(composer_id, _Composer())
-            c.absorb(data)
-            headers = data.get("fullConversationHeadersOnly")
-            inline = data.get("conversation")
-            c.empty = (
-                isinstance(headers, list)
-                and not headers
-                and not (isinstance(inline, list) and inline)
-                and not data.get("conversationMap")
-                and not data.get("tabs")
-            )
-        return rows
-
-    def _header_table(self, con: sqlite3.Connection, composers: dict[str, _Composer]) -> int:
-        cursor = con.execute("SELECT * FROM composerHeaders")
-        names = [str(d[0]).lower() for d in cursor.description]
-        aliases = {
-            "composerid": "composerId",
-            "createdat": "createdAt",
-            "lastupdatedat": "lastUpdatedAt",
-            "isarchived": "isArchived",
-            "name": "name",
-        }
-        rows = 0
-        for row in cursor:
-            rows += 1
-            columns = dict(zip(names, row, strict=True))
-            header: dict[str, Any] = {}
-            stored = _json(columns.get("value"))
-            if isinstance(stored, dict):
-                header.update(stored)
-            for column, field in aliases.items():
-                if columns.get(column) is not None:
-                    header[field] = columns[column]
-            self._absorb_header(header, composers)
-        return rows
-
-    def _header_item(self, con: sqlite3.Connection, composers: dict[str, _Composer]) -> int:
-        row = con.execute("SELECT value FROM ItemTable WHERE key = ?", (_HEADERS_KEY,)).fetchone()
-        doc = _json(row[0]) if row else None
-        listed = doc.get("allComposers") if isinstance(doc, dict) else None
-        if not isinstance(listed, list):
-            return 0
-        for header in listed:
-            if isinstance(header, dict):
-                self._absorb_header(header, composers)
-        return len(listed)
-
-    @staticmethod
-    def _absorb_header(header: dict[str, Any], composers: dict[str, _Composer]) -> None:
-        composer_id = header.get("composerId")
-        if type(composer_id) is str and composer_id:
-            composers.setdefault(composer_id, _Composer()).absorb(header)
-
-    def _bubbles(
-        self,
-        con: sqlite3.Connection,
-        composers: dict[str, _Composer],
-        with_calls: set[str],
-        sink: RowSink,
-    ) -> int:
-        """One usage candidate per bubble with ``inputTokens``/``outputTokens`` > 0:
-        ``input = inputTokens``, ``output = outputTokens``; model from the composer's
-        pinned model, else the bubble's; time from the bubble's ``createdAt``, else the
-        composer's last update (or creation)."""
-        rows = 0
-        usage = sink.usage
-        for key, value in _prefix_rows(con, _BUBBLE_PREFIX, "tokenCount"):
-            rows += 1
-            if type(key) is not str:
-                continue
-            composer_id, sep, bubble_id = key[len(_BUBBLE_PREFIX) :].partition(":")
-            if not sep or not composer_id or not bubble_id:
-                continue
-            data = _json(value)
-            if not isinstance(data, dict):
-                continue
-            count = data.get("tokenCount")
-            if not isinstance(count, dict):
-                continue
-            input_tokens = token_count(count.get("inputTokens"))
-            output_tokens = token_count(count.get("outputTokens"))
-            if not input_tokens and not output_tokens:
-                continue
-            c = composers.get(composer_id)
-            model = c.model if c is not None else None
-            if model is None:
-                info = data.get("modelInfo")
-                model = _model(info.get("modelName")) if isinstance(info, dict) else None
-            ts = _instant(data.get("createdAt"))
-            if ts is None and c is not None:
-                ts = c.updated or c.started
-            with_calls.add(composer_id)
-            usage(
-                composer_id, None, None, bubble_id, ts, model,
-                input_tokens, 0, 0, 0, output_tokens, 0, False, 0,
-            )  # fmt: skip
-        return rows
-
-
-def _prefix_rows(
-    con: sqlite3.Connection, prefix: str, needle: str | None
-) -> Iterable[tuple[str, Any]]:
-    """``(key, value)`` of ``cursorDiskKV`` rows whose key starts with ``prefix`` (an
-    index range: ``:`` is followed by ``;``), optionally only values containing
-    ``needle``; streamed, one row at a time."""
-    upper = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-    if needle is None:
-        return con.execute(
-            "SELECT key, value FROM cursorDiskKV WHERE key >= ? AND key < ?", (prefix, upper)
-        )
-    return con.execute(
-        "SELECT key, value FROM cursorDiskKV WHERE key >= ? AND key < ? AND instr(value, ?) > 0",
-        (prefix, upper, needle),
-    )

@@ -28,11 +28,13 @@ thoughts``, ``cache_write = 0``; the model is the message's ``model``.
 
 Format versions: the metadata line or document may carry ``version`` (absent means 1); a
 major version other than :data:`KNOWN_FORMAT_MAJORS` raises :class:`FormatDrift`.
+
+A message becomes rows in :mod:`.gemini_messages`; a project directory's path is found by
+:mod:`.gemini_projects`. This module holds discovery and the two adapters.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 import zlib
 from collections.abc import Mapping, Sequence
@@ -43,9 +45,10 @@ import orjson
 
 from ..adapter import FormatDrift, InvalidRecord, RecordOutcome, SourceContext
 from ..rows import RowSink
-from ..schema import BlockType
-from ..sources import RelParts, Root, SourceFile, open_regular
-from ..values import json_text, token_count
+from ..sources import RelParts, Root, SourceFile
+from .gemini_messages import Row, Usage, emit_rows, str_or_none
+from .gemini_messages import message_rows as message_rows  # one message's events and call
+from .gemini_projects import ProjectResolver as ProjectResolver  # the sessions' project path
 
 PROVIDER_ID: Final = "gemini-cli"
 ADAPTER_VERSION: Final = "1.0"
@@ -54,30 +57,7 @@ KNOWN_FORMAT_MAJORS: Final = frozenset({1})
 #: Title rank of a session ``summary`` (Gemini CLI generates it; see RAW_SESSION_SCHEMA).
 SUMMARY_TITLE_RANK: Final = 2
 
-_ERROR_STATUSES: Final = frozenset({"error", "failed", "fail", "cancelled", "canceled"})
-_OK_STATUSES: Final = frozenset({"success", "ok", "completed"})
-_SYSTEM_TYPES: Final = frozenset({"info", "error", "warning"})
-_HASH_DIR: Final = re.compile(r"^[0-9a-f]{64}$")
 _MAJOR: Final = re.compile(r"^\s*v?(\d+)")
-_PROJECT_ROOT_BYTES: Final = 64 * 1024
-_PROJECTS_JSON_BYTES: Final = 8 * 1024 * 1024
-
-Row = tuple[
-    int,  # block index inside the message
-    BlockType,
-    str,  # role
-    str | None,  # text
-    str | None,  # ts
-    str | None,  # model
-    str | None,  # tool name
-    str | None,  # tool call id
-    str | None,  # tool input (JSON text)
-    bool | None,  # is_error
-]
-"""One event of a message, before it is emitted."""
-
-Usage = tuple[str | None, str | None, int, int, int, int]
-"""One call of a message: (ts, model, input, cache_read, output, reasoning)."""
 
 
 # --------------------------------------------------------------------------- discovery
@@ -120,76 +100,7 @@ def superseded(found: Sequence[SourceFile]) -> dict[str, str]:
     }
 
 
-# --------------------------------------------------------------------------- projects
-
-
-class ProjectResolver:
-    """Finds the absolute project path of a ``~/.gemini/tmp/<project>`` directory.
-
-    In order: the directory's ``.project_root`` file; ``~/.gemini/projects.json``
-    (``{"projects": {"/abs/path": "slug"}}``) by slug; a legacy SHA-256 directory (or a
-    ``projectHash``) matched against the SHA-256 of the paths listed there. ``None``
-    when nothing matches. ``projects.json`` is parsed once per (size, mtime).
-    """
-
-    def __init__(self) -> None:
-        self._projects: dict[Path, tuple[tuple[int, int], dict[str, str], dict[str, str]]] = {}
-
-    def resolve(self, root: Path, project_dir: str, project_hash: str | None = None) -> str | None:
-        """The project path of ``root / project_dir`` (``root`` = ``~/.gemini/tmp``)."""
-        marker = root / project_dir / ".project_root"
-        path = _read_small(marker, _PROJECT_ROOT_BYTES)
-        if path is not None:
-            text = path.decode("utf-8", "replace").strip()
-            if text.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", text):
-                return text
-        by_slug, by_hash = self._index(root.parent / "projects.json")
-        found = by_slug.get(project_dir)
-        if found is None and _HASH_DIR.match(project_dir):
-            found = by_hash.get(project_dir)
-        if found is None and project_hash:
-            found = by_hash.get(project_hash)
-        return found
-
-    def _index(self, path: Path) -> tuple[dict[str, str], dict[str, str]]:
-        try:
-            st = path.stat()
-        except OSError:
-            return {}, {}
-        key = (st.st_size, st.st_mtime_ns)
-        cached = self._projects.get(path)
-        if cached is not None and cached[0] == key:
-            return cached[1], cached[2]
-        by_slug: dict[str, str] = {}
-        by_hash: dict[str, str] = {}
-        data = _read_small(path, _PROJECTS_JSON_BYTES)
-        try:
-            doc = orjson.loads(data) if data is not None else None
-        except orjson.JSONDecodeError:
-            doc = None
-        projects = doc.get("projects") if isinstance(doc, dict) else None
-        if isinstance(projects, dict):
-            for project, slug in projects.items():
-                if isinstance(slug, str) and slug:
-                    by_slug.setdefault(slug, project)
-                by_hash[hashlib.sha256(project.encode()).hexdigest()] = project
-        self._projects[path] = (key, by_slug, by_hash)
-        return by_slug, by_hash
-
-
-def _read_small(path: Path, limit: int) -> bytes | None:
-    """The bytes of a small regular file (not a symlink), or ``None``."""
-    try:
-        if path.is_symlink() or not path.is_file():
-            return None
-        with open_regular(path) as fh:
-            data = fh.read(limit + 1)
-    except OSError:
-        return None
-    return data if len(data) <= limit else None
-
-
-# --------------------------------------------------------------------------- messages
+# --------------------------------------------------------------------------- metadata
 
 
 def check_version(value: Any) -> None:
@@ -212,200 +123,14 @@ def check_version(value: Any) -> None:
         )
 
 
-def _str(value: Any) -> str | None:
-    return value if type(value) is str else None
-
-
-def _parts_text(content: Any) -> str | None:
-    """The text of a ``PartListUnion``: a string, or the ``text`` parts of a list joined
-    by newlines (thought parts skipped, files and images as placeholders)."""
-    if type(content) is str:
-        return content or None
-    if content is None:
-        return None
-    if type(content) is dict:
-        content = [content]
-    elif type(content) is not list:
-        raise InvalidRecord("'content' is neither text nor a list of parts")
-    texts: list[str] = []
-    for part in content:
-        if type(part) is str:
-            texts.append(part)
-        elif type(part) is dict:
-            text = part.get("text")
-            if type(text) is str:
-                if part.get("thought") is not True and text:
-                    texts.append(text)
-            elif "inlineData" in part or "fileData" in part:
-                blob = part.get("inlineData") or part.get("fileData")
-                mime = blob.get("mimeType") if isinstance(blob, dict) else None
-                image = isinstance(mime, str) and mime.startswith("image/")
-                texts.append("[image]" if image else "[file]")
-    return "\n".join(texts) if texts else None
-
-
-def _thought_text(thought: dict[str, Any]) -> str | None:
-    subject, description = _str(thought.get("subject")), _str(thought.get("description"))
-    if subject and description:
-        return f"{subject}\n\n{description}"
-    return subject or description
-
-
-def _result_text(result: Any) -> str | None:
-    """A tool's output: ``functionResponse.response.output`` (else its ``error``, else
-    the response as JSON) of each result part, and plain text parts, joined."""
-    if result is None:
-        return None
-    if type(result) is str:
-        return result
-    parts = result if type(result) is list else [result]
-    texts: list[str] = []
-    for part in parts:
-        if type(part) is str:
-            texts.append(part)
-            continue
-        if type(part) is not dict:
-            continue
-        call = part.get("functionResponse")
-        if type(call) is dict:
-            response = call.get("response")
-            if type(response) is dict:
-                output = response.get("output", response.get("error"))
-                texts.append(output if type(output) is str else json_text(response))
-            elif response is not None:
-                texts.append(response if type(response) is str else json_text(response))
-        elif type(part.get("text")) is str:
-            texts.append(part["text"])
-    return "\n".join(texts) if texts else None
-
-
-def message_rows(msg: dict[str, Any]) -> tuple[list[Row], Usage | None, bool]:
-    """The events and the call of one message record, and whether its type is known.
-
-    Block indices: a ``gemini`` message puts its thoughts at ``0..T-1``, its text at
-    ``T`` and tool call ``k`` at ``T+1+2k`` (the call) and ``T+2+2k`` (its result), so a
-    copy that only adds tokens, tool calls or results keeps the earlier rows' ids.
-    Raises :class:`InvalidRecord` before producing anything when a field has an
-    impossible type.
-    """
-    mtype = msg.get("type")
-    if isinstance(mtype, list | dict):
-        raise InvalidRecord("'type' is not a string")
-    ts = _str(msg.get("timestamp"))
-    if mtype == "user":
-        text = _parts_text(msg.get("content"))
-        rows: list[Row] = (
-            [(0, "text", "user", text, ts, None, None, None, None, None)] if text else []
-        )
-        return rows, None, True
-    if mtype == "gemini":
-        return _gemini_rows(msg, ts)
-    if mtype in _SYSTEM_TYPES:
-        text = _parts_text(msg.get("content"))
-        is_error = True if mtype == "error" else None
-        return [(0, "system", "system", text, ts, None, None, None, None, is_error)], None, True
-    return [], None, False
-
-
-def _gemini_rows(msg: dict[str, Any], ts: str | None) -> tuple[list[Row], Usage | None, bool]:
-    thoughts = msg.get("thoughts")
-    calls = msg.get("toolCalls")
-    tokens = msg.get("tokens")
-    if thoughts is not None and type(thoughts) is not list:
-        raise InvalidRecord("'thoughts' is not a list")
-    if calls is not None and type(calls) is not list:
-        raise InvalidRecord("'toolCalls' is not a list")
-    if tokens is not None and type(tokens) is not dict:
-        raise InvalidRecord("'tokens' is not an object")
-    text = _parts_text(msg.get("content"))
-    model = _str(msg.get("model"))
-    rows: list[Row] = []
-    index = 0
-    for thought in thoughts or ():
-        if type(thought) is dict and (thought_text := _thought_text(thought)):
-            tts = _str(thought.get("timestamp")) or ts
-            rows.append(
-                (index, "thinking", "assistant", thought_text, tts, model,
-                 None, None, None, None)
-            )  # fmt: skip
-        index += 1
-    if text:
-        rows.append((index, "text", "assistant", text, ts, model, None, None, None, None))
-    index += 1
-    for call in calls or ():
-        if type(call) is dict:
-            name, call_id = _str(call.get("name")), _str(call.get("id"))
-            args = call.get("args")
-            # The call is asked for at the message's time (stable across the copies that
-            # update its status); its own timestamp is when its result was recorded.
-            rows.append(
-                (index, "tool_use", "assistant", None, ts, model, name, call_id,
-                 None if args is None else json_text(args), None)
-            )  # fmt: skip
-            result, status = call.get("result"), call.get("status")
-            if isinstance(status, list | dict):
-                raise InvalidRecord("a tool call's 'status' is not a string")
-            if result is not None or status in _ERROR_STATUSES:
-                cts = _str(call.get("timestamp")) or ts
-                output = _result_text(result)
-                if output is None:
-                    output = _str(call.get("resultDisplay"))
-                is_error = (
-                    True
-                    if status in _ERROR_STATUSES
-                    else (False if status in _OK_STATUSES else None)
-                )
-                rows.append(
-                    (index + 1, "tool_result", "tool", output, cts, None, name, call_id,
-                     None, is_error)
-                )  # fmt: skip
-        index += 2
-    usage: Usage | None = None
-    if tokens is not None:
-        cached = token_count(tokens.get("cached"))
-        thinking = token_count(tokens.get("thoughts"))
-        usage = (
-            ts,
-            model,
-            max(token_count(tokens.get("input")) - cached, 0) + token_count(tokens.get("tool")),
-            cached,
-            token_count(tokens.get("output")) + thinking,
-            thinking,
-        )
-    return rows, usage, True
-
-
-def _emit(
-    sink: RowSink,
-    sid: str,
-    mid: str,
-    rows: Sequence[Row],
-    usage: Usage | None,
-    offset: int,
-    rank: int,
-) -> None:
-    event = sink.event
-    for index, btype, role, text, ts, model, tool, call_id, tool_input, is_error in rows:
-        event(
-            sid, mid, index, ts, btype, role, text, offset, model=model, tool_name=tool,
-            tool_call_id=call_id, tool_input=tool_input, is_error=is_error,
-        )  # fmt: skip
-    if usage is not None:
-        ts, model, inp, cache_read, output, reasoning = usage
-        sink.usage(
-            sid, None, None, mid, ts, model, inp, 0, 0, cache_read, output, reasoning, False,
-            offset, rank=rank,
-        )  # fmt: skip
-
-
 def _session_fields(
     record: Mapping[str, Any],
 ) -> tuple[str | None, str | None, str | None]:
     """(title, started_at, updated_at) of a metadata line, ``$set`` or document."""
     return (
-        _str(record.get("summary")),
-        _str(record.get("startTime")),
-        _str(record.get("lastUpdated")),
+        str_or_none(record.get("summary")),
+        str_or_none(record.get("startTime")),
+        str_or_none(record.get("lastUpdated")),
     )
 
 
@@ -438,7 +163,7 @@ class _Base:
             sid,
             parent_session_id=ctx.parent_session_id,
             project_path=self._projects.resolve(
-                source.root, project_dir, _str(fields.get("projectHash"))
+                source.root, project_dir, str_or_none(fields.get("projectHash"))
             ),
             title=title,
             title_rank=SUMMARY_TITLE_RANK if title else None,
@@ -468,7 +193,7 @@ class GeminiDocumentAdapter(_Base):
         ctx.session_id = sid
         self._describe(ctx, sink, sid, document)
         for position, (mid, (rows, usage, _known)) in enumerate(built):
-            _emit(sink, sid, mid, rows, usage, position, 0)
+            emit_rows(sink, sid, mid, rows, usage, position, 0)
         return len(messages)
 
 
@@ -551,7 +276,7 @@ class GeminiLogAdapter(_Base):
                     added.append((msg, msg["id"], rows, usage))
         sid = memo["sid"]
         started, updated = self._times(memo, update)
-        title = _str(update.get("summary"))
+        title = str_or_none(update.get("summary"))
         if title or started or updated:
             sink.session(
                 sid,
@@ -604,7 +329,7 @@ class GeminiLogAdapter(_Base):
             elif prior:
                 sink.retract(sid, mid)
                 self._rehint(memo, sid, sink)
-        _emit(sink, sid, mid, new_rows, new_usage, offset, offset + 1)
+        emit_rows(sink, sid, mid, new_rows, new_usage, offset, offset + 1)
         ids[mid] = 1 if rows or usage is not None else 0
         # Only model messages are written again with more content (tokens, tool calls).
         memo["last"] = _fingerprint(mid, rows, usage) if msg.get("type") == "gemini" else None
@@ -613,7 +338,10 @@ class GeminiLogAdapter(_Base):
     @staticmethod
     def _times(memo: dict[str, Any], fields: Mapping[str, Any]) -> tuple[str | None, str | None]:
         """Widen the remembered (start, update) range; returns what widened it."""
-        started, updated = _str(fields.get("startTime")), _str(fields.get("lastUpdated"))
+        started, updated = (
+            str_or_none(fields.get("startTime")),
+            str_or_none(fields.get("lastUpdated")),
+        )
         if started is not None and (memo["start"] is None or started < memo["start"]):
             memo["start"] = started
         else:
