@@ -1,0 +1,248 @@
+"""`agentlake doctor`: roots, environment, the plan's refusals, rejects, imports and the
+catalog's integrity, as a :class:`DoctorReport`."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, get_args
+
+import duckdb
+
+from agentlake import sql
+from agentlake.extract.providers import ProviderSpec
+from agentlake.extract.sources import Root
+from agentlake.load.catalog import open_for_read
+from agentlake.load.checkpoint import Continuity, load_checkpoints
+
+from ..errors import REMEDIES
+from ..errors import RESTART_REMEDY as _RESTART
+from ..plan import Plan, make_plan, refusal_code, select_providers
+from .values import (
+    RECENT_IMPORTS,
+    CatalogCheck,
+    DoctorReport,
+    EnvSetting,
+    ImportReceipt,
+    IndexKind,
+    IndexState,
+    ProviderCheck,
+    RefusedSource,
+    RejectCount,
+    RootCheck,
+    SearchIndexCheck,
+    as_utc,
+)
+
+
+# -- diagnose --------------------------------------------------------------------------
+def diagnose(
+    catalog: Path,
+    workspace: str,
+    *,
+    home: Path,
+    env: Mapping[str, str],
+    providers: Sequence[str] = (),
+    recent_imports: int = RECENT_IMPORTS,
+) -> DoctorReport:
+    """Check discovery, the plan and the catalog of ``workspace``. A missing catalog is
+    part of the report (verdict ``no-catalog``); a locked or unusable one raises
+    :class:`~agentlake.errors.CatalogLocked` / :class:`~agentlake.errors.CatalogUnusable`."""
+    specs = select_providers(providers)
+    wanted = [s.id for s in specs] if providers else None
+    if not catalog.is_file():
+        plan = make_plan({}, workspace=workspace, home=home, env=env, providers=specs)
+        return _report(workspace, home, env, specs, plan, (), (), CatalogCheck(catalog, False))
+    with open_for_read(catalog) as con:
+        checkpoints = load_checkpoints(con, workspace)
+        plan = make_plan(checkpoints, workspace=workspace, home=home, env=env, providers=specs)
+        params = {"workspace": workspace, "providers": wanted}
+        catalog_refused = con.execute(sql.query("doctor_refused_sources"), params).fetchall()
+        rejects = tuple(
+            RejectCount(str(p), str(r), int(n), int(b or 0))
+            for p, r, n, b in con.execute(sql.query("doctor_rejects"), params).fetchall()
+        )
+        check = _catalog_check(con, catalog, workspace, recent_imports)
+    return _report(workspace, home, env, specs, plan, catalog_refused, rejects, check)
+
+
+def _report(
+    workspace: str,
+    home: Path,
+    env: Mapping[str, str],
+    specs: Sequence[ProviderSpec],
+    plan: Plan,
+    catalog_refused: Iterable[tuple[Any, ...]],
+    rejects: tuple[RejectCount, ...],
+    catalog: CatalogCheck,
+) -> DoctorReport:
+    refused = [
+        RefusedSource(
+            s.provider,
+            s.path,
+            s.source_id,
+            s.continuity,
+            s.code,
+            s.message,
+            REMEDIES.get(s.code or ""),
+            "plan",
+        )
+        for s in plan.sources
+        if s.action == "refuse"
+    ]
+    seen = {r.source_id for r in refused}
+    for source_id, provider, path, continuity, refusal in catalog_refused:
+        if source_id in seen:
+            continue
+        code = refusal_code(continuity)
+        exists = Path(path).exists()
+        remedy = (
+            REMEDIES.get(code or "", _RESTART)
+            if exists
+            else "the file no longer exists; its imported data is kept"
+        )
+        refused.append(
+            RefusedSource(
+                provider,
+                Path(path),
+                source_id,
+                continuity,
+                code,
+                refusal,
+                remedy,
+                "catalog",
+                exists,
+            )
+        )
+    refused.sort(key=lambda r: (r.provider, str(r.path)))
+    checks = []
+    for spec in specs:
+        mine = [s for s in plan.sources if s.provider == spec.id]
+        counts = Counter(s.continuity for s in mine)
+        checks.append(
+            ProviderCheck(
+                provider=spec.id,
+                env=_env_settings(spec, plan.roots, env),
+                roots=tuple(_root_check(spec, r, env) for r in plan.roots if r.provider == spec.id),
+                notes=_notes(spec, plan.roots, home, env),
+                sources=len(mine),
+                continuity={c: counts.get(c, 0) for c in get_args(Continuity)},
+                refused=sum(1 for r in refused if r.provider == spec.id and r.file_exists),
+                rejects={r.reason: r.count for r in rejects if r.provider == spec.id},
+            )
+        )
+    return DoctorReport(workspace, home, tuple(checks), tuple(refused), rejects, catalog)
+
+
+def _env_settings(
+    spec: ProviderSpec, roots: Sequence[Root], env: Mapping[str, str]
+) -> tuple[EnvSetting, ...]:
+    return tuple(
+        EnvSetting(
+            name,
+            env.get(name) or None,
+            any(r.provider == spec.id and r.origin == name for r in roots),
+        )
+        for name in spec.env_overrides
+    )
+
+
+def _root_check(spec: ProviderSpec, root: Root, env: Mapping[str, str]) -> RootCheck:
+    path = root.path
+    exists = path.is_dir()
+    readable = exists and os.access(path, os.R_OK | os.X_OK)
+    warnings = [root.warning] if root.warning else []
+    if root.origin in spec.env_overrides:
+        name = root.origin
+        if not path.is_absolute():
+            warnings.append(
+                f"{name}={env.get(name, '')!r} is relative, so {path} resolves against the "
+                f"current directory ({Path.cwd()}); set an absolute path"
+            )
+        if path.parent.name == path.name:
+            warnings.append(
+                f"{name} seems to name the {path.name}/ directory itself ({path}); it should "
+                f"name the directory that contains {path.name}/"
+            )
+        elif not exists:
+            warnings.append(f"{name} is set but {path} does not exist; nothing is discovered there")
+    if exists and not readable:
+        warnings.append(f"{path} is not readable by this user; fix its permissions")
+    return RootCheck(root.provider, path, root.origin, exists, readable, tuple(warnings))
+
+
+def _notes(
+    spec: ProviderSpec, roots: Sequence[Root], home: Path, env: Mapping[str, str]
+) -> tuple[str, ...]:
+    mine = [r for r in roots if r.provider == spec.id]
+    notes = []
+    if not any(r.path.is_dir() for r in mine):
+        notes.append("none of its roots exists (not installed here, or never used)")
+    in_force = [r.origin for r in mine if r.origin in spec.env_overrides]
+    if in_force:
+        defaults = spec.roots(home, {k: v for k, v in env.items() if k not in spec.env_overrides})
+        used = {r.path for r in mine}
+        for d in defaults:
+            if d.path not in used and d.path.is_dir():
+                notes.append(f"{d.path} exists but is not searched because {in_force[0]} is set")
+    return tuple(dict.fromkeys(notes))
+
+
+def _catalog_check(
+    con: duckdb.DuckDBPyConnection, path: Path, workspace: str, recent: int
+) -> CatalogCheck:
+    params = {"workspace": workspace}
+    row = con.execute(sql.query("doctor_schema_version")).fetchone()
+    version = int(row[0]) if row and row[0] is not None else None
+    tables = {
+        str(n): int(c) for n, c in con.execute(sql.query("doctor_table_counts"), params).fetchall()
+    }
+    orphan_cursor = con.execute(sql.query("doctor_orphans"), params)
+    names = [d[0] for d in orphan_cursor.description or ()]
+    orphan_row = orphan_cursor.fetchone() or ()
+    orphans = {n: int(v or 0) for n, v in zip(names, orphan_row, strict=True)}
+    imports = tuple(
+        ImportReceipt(
+            int(r[0]), as_utc(r[1]), as_utc(r[2]), str(r[3]), *(int(v or 0) for v in r[4:])
+        )
+        for r in con.execute(
+            sql.query("doctor_imports"), {"workspace": workspace, "limit": recent}
+        ).fetchall()
+    )
+    by_status = {
+        str(s): int(n) for s, n in con.execute(sql.query("doctor_import_status"), params).fetchall()
+    }
+    return CatalogCheck(
+        path, True, version, tables, _index_check(con, workspace), orphans, imports, by_status
+    )
+
+
+def _index_check(con: duckdb.DuckDBPyConnection, workspace: str) -> SearchIndexCheck:
+    present = {
+        f"{s}.{t}" for s, t in con.execute(sql.query("doctor_search_index_tables")).fetchall()
+    }
+    params = {"workspace": workspace}
+    kind: IndexKind
+    if {"main.search_postings", "main.search_state"} <= present:
+        kind = "agentlake"
+    else:
+        row = con.execute(sql.query("doctor_events_with_text"), params).fetchone()
+        with_text = int(row[0]) if row else 0
+        state: IndexState = "missing" if with_text else "empty"
+        return SearchIndexCheck("none", state, with_text, 0, with_text, 0)
+    row = con.execute(sql.query("doctor_search_index_own"), params).fetchone()
+    assert row is not None
+    with_text, indexed, missing, dangling = (int(v or 0) for v in row[:4])
+    counters_agree = row[4] is None or row[4] == row[5]
+    behind = int(row[6] or 0) if len(row) > 6 else 0
+    if missing and not indexed:
+        state = "missing"
+    elif missing or dangling or not counters_agree:
+        state = "stale"
+    elif behind:
+        state = "lagging"
+    else:
+        state = "ok" if with_text else "empty"
+    return SearchIndexCheck(kind, state, with_text, indexed, missing, dangling, behind)
