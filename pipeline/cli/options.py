@@ -28,6 +28,9 @@ HomeOpt = Annotated[
 ProviderOpt = Annotated[
     list[str] | None, typer.Option("--provider", help="Only this provider (repeatable).")
 ]
+ProjectPathOpt = Annotated[
+    str | None, typer.Option("--project", help="Substring of the project path.")
+]
 CsvOpt = Annotated[bool, typer.Option("--csv", help="Print CSV.")]
 PricesOpt = Annotated[
     Path | None,

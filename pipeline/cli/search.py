@@ -10,7 +10,7 @@ import typer
 from agentlake.search import SearchFilter, search_page
 
 from .boundary import guard
-from .options import CatalogOpt, DebugOpt, JsonOpt, ReadWaitOpt, WorkspaceOpt
+from .options import CatalogOpt, DebugOpt, JsonOpt, ProjectPathOpt, ReadWaitOpt, WorkspaceOpt
 from .output import catalog_path, out, print_json, workspace_name
 
 
@@ -31,9 +31,7 @@ def search_(
         str | None, typer.Option("--cursor", help="Continue after the page that printed it.")
     ] = None,
     provider: Annotated[str | None, typer.Option("--provider")] = None,
-    project: Annotated[
-        str | None, typer.Option("--project", help="Substring of the project path.")
-    ] = None,
+    project: ProjectPathOpt = None,
     session: Annotated[str | None, typer.Option("--session", help="Session id or prefix.")] = None,
     kind: Annotated[
         str | None, typer.Option("--kind", help="prompt, response, reasoning, tool_call, ...")

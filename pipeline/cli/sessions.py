@@ -9,7 +9,15 @@ from typing import Annotated
 import typer
 
 from .boundary import guard
-from .options import CatalogOpt, DebugOpt, JsonOpt, ProviderOpt, ReadWaitOpt, WorkspaceOpt
+from .options import (
+    CatalogOpt,
+    DebugOpt,
+    JsonOpt,
+    ProjectPathOpt,
+    ProviderOpt,
+    ReadWaitOpt,
+    WorkspaceOpt,
+)
 from .output import catalog_path, out, print_json, workspace_name
 
 sessions_app = typer.Typer(no_args_is_help=True, help="List sessions and show one.")
@@ -23,9 +31,7 @@ def register(app: typer.Typer) -> None:
 @sessions_app.command("list")
 def sessions_list(
     provider: ProviderOpt = None,
-    project: Annotated[
-        str | None, typer.Option("--project", help="Substring of the project path.")
-    ] = None,
+    project: ProjectPathOpt = None,
     since: Annotated[
         datetime | None,
         typer.Option(
