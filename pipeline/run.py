@@ -196,6 +196,34 @@ class ImportResult:
             "pending_bytes": sum(s.pending_bytes for s in self.sources),
         }
 
+    def to_json(self) -> dict[str, Any]:
+        """The receipt as ``agentlake import --json`` prints it."""
+        return {
+            "import_id": self.import_id,
+            "status": self.status,
+            "seconds": round(self.seconds, 3),
+            "index_seconds": self.index_seconds,
+            "index": None if self.index is None else self.index.to_json(),
+            "peak_rss_bytes": self.peak_rss_bytes,
+            "totals": self.totals(),
+            "sources": [
+                {
+                    "provider": s.planned.provider,
+                    "path": str(s.planned.path),
+                    "continuity": s.planned.continuity,
+                    "status": s.status,
+                    "records": s.records,
+                    "events": s.events,
+                    "usage": s.usage,
+                    "rejected": s.rejected,
+                    "bytes": s.bytes,
+                    "pending_bytes": s.pending_bytes,
+                    "message": s.message,
+                }
+                for s in self.sources
+            ],
+        }
+
 
 def peak_rss_bytes() -> int:
     """Peak resident set size of this process: its ``VmHWM`` where ``/proc`` has it

@@ -286,6 +286,21 @@ class SearchPage:
     next_cursor: str | None
     unindexed: int = 0
 
+    def to_json(self, query: str) -> dict[str, Any]:
+        """The page as ``agentlake search --json`` prints it for ``query``."""
+        hits = [
+            {"session_id": h.session_id, "provider": h.provider, "kind": h.kind, "ts": h.ts,
+             "score": h.score, "snippet": h.snippet, "highlights": h.highlights,
+             "event_id": h.event_id}
+            for h in self.hits
+        ]  # fmt: skip
+        return {
+            "query": query,
+            "hits": hits,
+            "next_cursor": self.next_cursor,
+            "unindexed": self.unindexed,
+        }
+
 
 def search(
     catalog: CatalogRef,

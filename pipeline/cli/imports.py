@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import replace
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -29,8 +29,6 @@ from .output import catalog_path, err, out, print_json, workspace_name
 
 if TYPE_CHECKING:
     import rich.progress
-
-    from agentlake.load.search_index import PublishResult
 
 
 def register(app: typer.Typer) -> None:
@@ -94,39 +92,6 @@ def _import_reporting(options: ImportOptions, mode: ProgressMode) -> ImportResul
         return run_import(options, _BarReporter(progress))
 
 
-def _plan_doc(plan: Plan) -> dict[str, Any]:
-    return {
-        "workspace": plan.workspace,
-        "roots": [
-            {
-                "provider": r.provider,
-                "path": str(r.path),
-                "origin": r.origin,
-                "exists": r.path.is_dir(),
-                "warning": r.warning,
-            }
-            for r in plan.roots
-        ],
-        "sources": [
-            {
-                "provider": s.provider,
-                "path": str(s.path),
-                "source_id": s.source_id,
-                "continuity": s.continuity,
-                "action": s.action,
-                "start": s.start,
-                "stop": s.stop,
-                "bytes": s.pending_bytes,
-                "generation": s.generation,
-                "code": s.code,
-                "message": s.message,
-            }
-            for s in plan.sources
-        ],
-        "bytes_to_read": plan.bytes_to_read,
-    }
-
-
 def _warn_roots(plan: Plan) -> None:
     for root in plan.roots:
         if root.warning:
@@ -137,34 +102,6 @@ def _print_plan(plan: Plan) -> None:
     from .render.imports import render_plan
 
     render_plan(out, plan, errors=err)
-
-
-def _result_doc(result: ImportResult) -> dict[str, Any]:
-    return {
-        "import_id": result.import_id,
-        "status": result.status,
-        "seconds": round(result.seconds, 3),
-        "index_seconds": result.index_seconds,
-        "index": None if result.index is None else _index_doc(result.index),
-        "peak_rss_bytes": result.peak_rss_bytes,
-        "totals": result.totals(),
-        "sources": [
-            {
-                "provider": s.planned.provider,
-                "path": str(s.planned.path),
-                "continuity": s.planned.continuity,
-                "status": s.status,
-                "records": s.records,
-                "events": s.events,
-                "usage": s.usage,
-                "rejected": s.rejected,
-                "bytes": s.bytes,
-                "pending_bytes": s.pending_bytes,
-                "message": s.message,
-            }
-            for s in result.sources
-        ],
-    }
 
 
 def import_(
@@ -259,13 +196,13 @@ def import_(
         if dry_run:
             plan = plan_import(options)
             _warn_roots(plan)
-            print_json(_plan_doc(plan)) if json else _print_plan(plan)
+            print_json(plan.to_json()) if json else _print_plan(plan)
             return 0
         result = _import_with_progress(options, progress)
         _warn_roots(result.plan)
         from .render.imports import render_problems, render_summary
 
-        print_json(_result_doc(result)) if json else render_summary(out, result)
+        print_json(result.to_json()) if json else render_summary(out, result)
         render_problems(err, result)
         return result.exit_code
 
@@ -297,7 +234,7 @@ def index(
         )  # fmt: skip
         published = run_index(options)
         if json:
-            print_json({"workspace": options.workspace, **_index_doc(published)})
+            print_json(published.to_json(workspace=options.workspace))
             return
         withdrawn = f", {published.withdrawn:,} withdrawn" if published.withdrawn else ""
         out.print(
@@ -307,15 +244,6 @@ def index(
         )
 
     guard(debug, action)
-
-
-def _index_doc(published: PublishResult) -> dict[str, Any]:
-    return {
-        "indexed": published.indexed,
-        "withdrawn": published.withdrawn,
-        "slices": published.slices,
-        "seconds": round(published.seconds, 3),
-    }
 
 
 def sources(
@@ -338,6 +266,6 @@ def sources(
         )
         plan = plan_import(options)
         _warn_roots(plan)
-        print_json(_plan_doc(plan)) if json else _print_plan(plan)
+        print_json(plan.to_json()) if json else _print_plan(plan)
 
     guard(debug, action)

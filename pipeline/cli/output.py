@@ -73,13 +73,3 @@ def print_table(table: pa.Table) -> None:
     from .render.rows import render_rows
 
     render_rows(out, table, title=None)
-
-
-def emit(table: pa.Table, *, as_json: bool, as_csv: bool, key: str) -> None:
-    """Write ``table`` as ``{key: rows}`` JSON, as CSV, or as a rich table."""
-    if as_json:
-        print_json({key: table.to_pylist()})
-    elif as_csv:
-        print_csv(table)
-    else:
-        print_table(table)

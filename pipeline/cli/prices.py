@@ -10,7 +10,7 @@ from agentlake.config import resolve_price_overrides
 
 from .boundary import guard
 from .options import CatalogOpt, CsvOpt, DebugOpt, JsonOpt, PricesOpt, ReadWaitOpt
-from .output import catalog_path, emit, err, out, print_json
+from .output import catalog_path, err, out, print_csv, print_json
 
 prices_app = typer.Typer(no_args_is_help=True, help="The prices costs are computed with.")
 
@@ -38,11 +38,7 @@ def prices_refresh(
     def action() -> None:
         result = refresh(catalog_path(catalog), network=not offline, timeout=timeout, wait=wait)
         if json:
-            print_json(
-                {"version": 1, "source": result.source, "label": result.label,
-                 "package_version": result.package_version, "models": result.models,
-                 "rows": result.rows, "refreshed": result.refreshed, "message": result.message}
-            )  # fmt: skip
+            print_json(result.to_json())
         else:
             (out if result.refreshed else err).print(result.message, highlight=False)
 
@@ -62,16 +58,18 @@ def prices_list(
     debug: DebugOpt = False,
 ) -> None:
     """The prices in force, USD per million tokens (user overrides first)."""
-    from agentlake.pricing import list_prices
+    from agentlake.pricing import list_prices, prices_json
 
     def action() -> None:
         overrides = resolve_price_overrides(prices)
         table = list_prices(catalog_path(catalog), model=model, prices=overrides)
-        if json or csv:
-            emit(table, as_json=json, as_csv=csv, key="prices")
-            return
-        from .render.rows import render_prices
+        if json:
+            print_json(prices_json(table))
+        elif csv:
+            print_csv(table)
+        else:
+            from .render.rows import render_prices
 
-        render_prices(out, table)
+            render_prices(out, table)
 
     guard(debug, action, wait=wait)

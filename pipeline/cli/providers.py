@@ -21,25 +21,12 @@ def register(app: typer.Typer) -> None:
 def providers(json: JsonOpt = False, debug: DebugOpt = False) -> None:
     """The provider registry as a conformance matrix."""
     from agentlake.extract.providers import REGISTRY
+    from agentlake.names import providers_json
 
     def action() -> None:
         home = default_home()
-        rows = [
-            {
-                "id": p.id,
-                "aliases": list(p.aliases),
-                "env": list(p.env_overrides),
-                "roots": [str(r.path) for r in p.roots(home, os.environ)],
-                "formats": [{"name": f.name, "position_kind": f.position_kind} for f in p.formats],
-                "capabilities": sorted(p.capabilities),
-                "adapter_version": p.adapter_version,
-                "fixtures": list(p.fixtures),
-                "tests": list(p.tests),
-            }
-            for p in REGISTRY
-        ]
         if json:
-            print_json({"providers": rows})
+            print_json(providers_json(home, os.environ))
             return
         from .render.imports import render_providers
 

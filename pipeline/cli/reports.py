@@ -90,7 +90,7 @@ def report_unpriced(
         raise typer.Exit(2)
 
     def action() -> None:
-        from agentlake.reports import unpriced
+        from agentlake.reports import unpriced, unpriced_json
 
         from .render.reports import render_unpriced
 
@@ -101,7 +101,7 @@ def report_unpriced(
             prices=resolve_price_overrides(prices),
         )
         if json:
-            print_json({"version": 1, "unpriced": table.to_pylist()})
+            print_json(unpriced_json(table))
         elif csv:
             print_csv(table)
         else:

@@ -59,17 +59,11 @@ def search_(
             since=since.date() if since else None, until=until.date() if until else None,
         )  # fmt: skip
         page = search_page(
-            catalog_path(catalog), workspace_name(workspace), query, limit=limit, offset=offset, flt=flt,
-            cursor=cursor,
+            catalog_path(catalog), workspace_name(workspace), query, limit=limit, offset=offset,
+            flt=flt, cursor=cursor,
         )  # fmt: skip
-        hits = page.hits
         if json:
-            print_json({"query": query, "hits": [
-                {"session_id": h.session_id, "provider": h.provider, "kind": h.kind, "ts": h.ts,
-                 "score": h.score, "snippet": h.snippet, "highlights": h.highlights,
-                 "event_id": h.event_id}
-                for h in hits
-            ], "next_cursor": page.next_cursor, "unindexed": page.unindexed})  # fmt: skip
+            print_json(page.to_json(query))
             return
         from .render.search import render_hits
 

@@ -8,11 +8,11 @@ import typer
 
 from agentlake.config import resolve_price_overrides
 from agentlake.errors import ConfigurationError
-from agentlake.queries import scoped_sql
+from agentlake.queries import rows_json, scoped_sql
 
 from .boundary import guard
 from .options import CatalogOpt, CsvOpt, DebugOpt, JsonOpt, PricesOpt, ReadWaitOpt, WorkspaceOpt
-from .output import catalog_path, emit, workspace_name
+from .output import catalog_path, print_csv, print_json, print_table, workspace_name
 
 
 def register(app: typer.Typer) -> None:
@@ -52,6 +52,11 @@ def sql_(
             prices=resolve_price_overrides(prices),
             all_workspaces=all_workspaces,
         )
-        emit(table, as_json=json, as_csv=csv, key="rows")
+        if json:
+            print_json(rows_json(table))
+        elif csv:
+            print_csv(table)
+        else:
+            print_table(table)
 
     guard(debug, action, wait=wait)
