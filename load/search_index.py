@@ -1,3 +1,4 @@
+# Over 500 lines: the index's writes (publish, withdrawals) and query statistics share a schema.
 """The search index and the publish step that brings it up to date after the load
 commits (DESIGN §1).
 

@@ -1,3 +1,4 @@
+# Over 500 lines: the --json document's dataclasses and the checks filling them are one contract.
 """Diagnosis: why is a session (not) in the catalog, and is the catalog healthy?
 
 Two entry points, neither of which prints or exits:

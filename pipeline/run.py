@@ -1,3 +1,4 @@
+# Over 500 lines: the import loop, its loader thread and the states they commit change together.
 """The import orchestration: plan, then extract → transform → load per source.
 
 Stages are connected by iterators. Consecutive batches are grouped into commits, each

@@ -1,3 +1,4 @@
+# Over 500 lines: query parsing, the ranking SQL and the page key it cuts by are one search.
 """Ranked full-text search over the catalog's own inverted index (BM25, in SQL).
 
 Query language: words are ANDed; ``a OR b`` accepts either; ``-word`` or ``NOT word``
