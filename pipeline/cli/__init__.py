@@ -4,7 +4,8 @@ Exit codes: 0 ok, 1 finished but some sources refused, 2 usage, 4 not found,
 5 catalog locked, 6 catalog unusable.
 
 Each command group is a module whose ``register(app)`` adds its commands; :data:`app`
-registers the modules of :data:`_COMMANDS` in order (the order ``--help`` lists them).
+registers the modules of :data:`_COMMANDS` in order (``--help`` lists the commands, then
+the groups, each in that order).
 Commands import the heavy modules (reports, polars, the renderers) only when they run.
 """
 
