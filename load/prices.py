@@ -33,7 +33,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import duckdb
 import pyarrow as pa
@@ -282,6 +282,19 @@ class PriceRefresh:
     rows: int
     refreshed: bool
     message: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The refresh as ``agentlake prices refresh --json`` prints it."""
+        return {
+            "version": 1,
+            "source": self.source,
+            "label": self.label,
+            "package_version": self.package_version,
+            "models": self.models,
+            "rows": self.rows,
+            "refreshed": self.refreshed,
+            "message": self.message,
+        }
 
 
 def _materialize(con: duckdb.DuckDBPyConnection, snap: Snapshot) -> None:

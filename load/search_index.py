@@ -1,3 +1,4 @@
+# Over 500 lines: the index's writes (publish, withdrawals) and query statistics share a schema.
 """The search index and the publish step that brings it up to date after the load
 commits (DESIGN §1).
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal, NamedTuple, Protocol
+from typing import Any, Final, Literal, NamedTuple, Protocol
 
 import duckdb
 import pyarrow as pa
@@ -279,6 +280,18 @@ class PublishResult:
     slices: int
     seconds: float
     stopped: bool = False  # asked to stop: the slices after the watermark wait
+
+    def to_json(self, *, workspace: str | None = None) -> dict[str, Any]:
+        """The step's counts and seconds; led by ``workspace`` when given, as
+        ``agentlake index --json`` prints it (an import's receipt names it already)."""
+        lead: dict[str, Any] = {} if workspace is None else {"workspace": workspace}
+        return {
+            **lead,
+            "indexed": self.indexed,
+            "withdrawn": self.withdrawn,
+            "slices": self.slices,
+            "seconds": round(self.seconds, 3),
+        }
 
 
 def publish(

@@ -5,8 +5,9 @@ an empty result."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
 
 from .errors import ConfigurationError, NotFoundError
 
@@ -15,6 +16,29 @@ if TYPE_CHECKING:
 
 MIN_PREFIX: Final = 4  # shorter prefixes of a session id match too much to be useful
 _CANDIDATES: Final = 5  # an ambiguous prefix lists at most this many sessions
+
+
+def providers_json(home: Path, env: Mapping[str, str]) -> dict[str, Any]:
+    """The provider registry as ``agentlake providers --json`` prints it: each provider's
+    names, environment overrides, roots under ``home``, formats, capabilities, and the
+    fixtures and tests that prove it."""
+    from agentlake.extract.providers import REGISTRY
+
+    rows = [
+        {
+            "id": p.id,
+            "aliases": list(p.aliases),
+            "env": list(p.env_overrides),
+            "roots": [str(r.path) for r in p.roots(home, env)],
+            "formats": [{"name": f.name, "position_kind": f.position_kind} for f in p.formats],
+            "capabilities": sorted(p.capabilities),
+            "adapter_version": p.adapter_version,
+            "fixtures": list(p.fixtures),
+            "tests": list(p.tests),
+        }
+        for p in REGISTRY
+    ]
+    return {"providers": rows}
 
 
 def provider_id(name: str) -> str:

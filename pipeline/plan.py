@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Final, Literal, cast
+from typing import Any, Final, Literal, cast
 
 from agentlake.extract.providers import REGISTRY, ProviderSpec, resolve
 from agentlake.extract.sources import RefusedPath, Root, SourceFile, open_regular, walk_root
@@ -107,6 +107,40 @@ class Plan:
     def count(self, continuity: str) -> int:
         """How many sources have this outcome."""
         return sum(1 for s in self.sources if s.continuity == continuity)
+
+    def to_json(self) -> dict[str, Any]:
+        """The document ``agentlake sources --json`` and ``import --dry-run --json``
+        print: each root (whether it exists now) and each source's decision."""
+        return {
+            "workspace": self.workspace,
+            "roots": [
+                {
+                    "provider": r.provider,
+                    "path": str(r.path),
+                    "origin": r.origin,
+                    "exists": r.path.is_dir(),
+                    "warning": r.warning,
+                }
+                for r in self.roots
+            ],
+            "sources": [
+                {
+                    "provider": s.provider,
+                    "path": str(s.path),
+                    "source_id": s.source_id,
+                    "continuity": s.continuity,
+                    "action": s.action,
+                    "start": s.start,
+                    "stop": s.stop,
+                    "bytes": s.pending_bytes,
+                    "generation": s.generation,
+                    "code": s.code,
+                    "message": s.message,
+                }
+                for s in self.sources
+            ],
+            "bytes_to_read": self.bytes_to_read,
+        }
 
 
 def select_providers(names: Sequence[str]) -> tuple[ProviderSpec, ...]:

@@ -4,6 +4,7 @@ them from the bundled genai-prices snapshot or, when the network allows, its fee
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
@@ -20,6 +21,12 @@ def list_prices(
     whose id contains ``model``; per-million-token USD rates."""
     with open_priced(catalog, prices) as con:
         return con.execute(sql.query("prices_list"), {"model": model}).to_arrow_table()
+
+
+def prices_json(table: pa.Table) -> dict[str, Any]:
+    """The document ``agentlake prices list --json`` prints for :func:`list_prices`'s
+    table."""
+    return {"prices": table.to_pylist()}
 
 
 def refresh(

@@ -44,6 +44,11 @@ TABLE_FUNCTIONS: Final = frozenset({"range", "generate_series", "unnest", "json_
 QUERY_TYPES: Final = "SELECT, WITH … SELECT, FROM, VALUES, DESCRIBE, SUMMARIZE"
 
 
+def rows_json(table: pa.Table) -> dict[str, Any]:
+    """The document ``agentlake sql --json`` prints for :func:`scoped_sql`'s table."""
+    return {"rows": table.to_pylist()}
+
+
 def scoped_sql(
     catalog: Path,
     workspace: str,

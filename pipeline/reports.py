@@ -299,6 +299,12 @@ def _totals(rows: pl.DataFrame) -> dict[str, Any]:
     return _settle(total).row(0, named=True)
 
 
+def unpriced_json(table: pa.Table) -> dict[str, Any]:
+    """The document ``agentlake report --unpriced --json`` prints for :func:`unpriced`'s
+    table."""
+    return {"version": 1, "unpriced": table.to_pylist()}
+
+
 def unpriced(
     catalog: Path, workspace: str, flt: ReportFilter, *, prices: PriceOverrides | None = None
 ) -> pa.Table:

@@ -1,3 +1,4 @@
+# Over 500 lines: the import loop, its loader thread and the states they commit change together.
 """The import orchestration: plan, then extract → transform → load per source.
 
 Stages are connected by iterators. Consecutive batches are grouped into commits, each
@@ -194,6 +195,34 @@ class ImportResult:
             "rejected": sum(s.rejected for s in self.sources),
             "bytes": sum(s.bytes for s in self.sources),
             "pending_bytes": sum(s.pending_bytes for s in self.sources),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """The receipt as ``agentlake import --json`` prints it."""
+        return {
+            "import_id": self.import_id,
+            "status": self.status,
+            "seconds": round(self.seconds, 3),
+            "index_seconds": self.index_seconds,
+            "index": None if self.index is None else self.index.to_json(),
+            "peak_rss_bytes": self.peak_rss_bytes,
+            "totals": self.totals(),
+            "sources": [
+                {
+                    "provider": s.planned.provider,
+                    "path": str(s.planned.path),
+                    "continuity": s.planned.continuity,
+                    "status": s.status,
+                    "records": s.records,
+                    "events": s.events,
+                    "usage": s.usage,
+                    "rejected": s.rejected,
+                    "bytes": s.bytes,
+                    "pending_bytes": s.pending_bytes,
+                    "message": s.message,
+                }
+                for s in self.sources
+            ],
         }
 
 

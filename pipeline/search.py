@@ -1,3 +1,4 @@
+# Over 500 lines: query parsing, the ranking SQL and the page key it cuts by are one search.
 """Ranked full-text search over the catalog's own inverted index (BM25, in SQL).
 
 Query language: words are ANDed; ``a OR b`` accepts either; ``-word`` or ``NOT word``
@@ -285,6 +286,21 @@ class SearchPage:
     hits: list[SearchHit]
     next_cursor: str | None
     unindexed: int = 0
+
+    def to_json(self, query: str) -> dict[str, Any]:
+        """The page as ``agentlake search --json`` prints it for ``query``."""
+        hits = [
+            {"session_id": h.session_id, "provider": h.provider, "kind": h.kind, "ts": h.ts,
+             "score": h.score, "snippet": h.snippet, "highlights": h.highlights,
+             "event_id": h.event_id}
+            for h in self.hits
+        ]  # fmt: skip
+        return {
+            "query": query,
+            "hits": hits,
+            "next_cursor": self.next_cursor,
+            "unindexed": self.unindexed,
+        }
 
 
 def search(

@@ -28,26 +28,26 @@ from rich.cells import cell_len
 from rich.console import Console
 from typer.testing import CliRunner
 
-from agentlake import tables
 from agentlake.cli import app
+from agentlake.cli.render import tables
+from agentlake.cli.render.doctor import render_report as render_doctor
+from agentlake.cli.render.doctor import render_session as render_diagnosis
+from agentlake.cli.render.imports import render_plan, render_providers, render_summary
+from agentlake.cli.render.reports import render_limits, render_report, render_unpriced
+from agentlake.cli.render.rows import render_prices, render_rows
+from agentlake.cli.render.search import render_hits
+from agentlake.cli.render.sessions import render_detail, render_page
 from agentlake.doctor import CatalogCheck, ImportReceipt, diagnose, explain_session
-from agentlake.doctor_view import render_report as render_doctor
-from agentlake.doctor_view import render_session as render_diagnosis
 from agentlake.extract.providers import REGISTRY
-from agentlake.import_view import render_plan, render_providers, render_summary
 from agentlake.limits import limits_report
 from agentlake.load.catalog import open_for_write
 from agentlake.load.price_overrides import load_price_overrides
 from agentlake.pricing import list_prices
 from agentlake.queries import scoped_sql
 from agentlake.reports import ReportFilter, report, unpriced
-from agentlake.reports_view import render_limits, render_report, render_unpriced
-from agentlake.rows_view import render_prices, render_rows
 from agentlake.run import ImportOptions, plan_import, run_import
 from agentlake.search import search_page
-from agentlake.search_view import render_hits
 from agentlake.sessions import list_sessions, show_session
-from agentlake.sessions_view import render_detail, render_page
 from fixtures.synth import generate_demo_home
 from tests.conftest import cli_env
 

@@ -1,6 +1,6 @@
-"""The column policies of pipeline/tables.py on their own: names break and are elided
-only at boundaries, widths are planned so that every line fits, headers stay whole, ids
-keep 8 characters, numbers keep all of theirs, and low-value columns go first."""
+"""The column policies of pipeline/cli/render/tables.py on their own: names break and
+are elided only at boundaries, widths are planned so that every line fits, headers stay
+whole, ids keep 8 characters, numbers keep all of theirs, and low-value columns go first."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
-from agentlake.tables import (
+from agentlake.cli.render.tables import (
     DOCTOR_HINT,
     MIN_ID,
     Column,

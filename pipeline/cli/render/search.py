@@ -1,7 +1,7 @@
 """Rendering of ``agentlake search`` results for the CLI: one row per hit, its snippet
 with the query's words highlighted, then how to fetch the next page.
 
-Column policy (:mod:`agentlake.tables`): the snippet keeps at least 40 characters; the
+Column policy (:mod:`agentlake.cli.render.tables`): the snippet keeps at least 40 characters; the
 score goes first when the width runs out, then the provider (needed only when two
 providers share a session id), then the time (a date below 120 columns). Session ids
 keep at least 8 characters and are shown whole when the width allows.
@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from rich.console import Console
 from rich.text import Text
 
-from .search import SearchHit, SearchPage
+from agentlake.search import SearchHit, SearchPage
+
 from .tables import Column, Grid, is_wide, say_nothing, when
 
 

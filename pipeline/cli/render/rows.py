@@ -1,7 +1,7 @@
 """Rendering of plain result tables for the CLI: ``agentlake sql`` results and
 ``agentlake prices list``.
 
-Column policy (:mod:`agentlake.tables`): a column's kind follows its Arrow type and
+Column policy (:mod:`agentlake.cli.render.tables`): a column's kind follows its Arrow type and
 name (numbers, times, ``*_id`` ids, model names, paths, labels such as ``provider``,
 free text otherwise). When a result has more columns than the width holds, the
 rightmost go first and a line under the table names them: nothing is left out

@@ -1,7 +1,7 @@
 """Rendering of ``agentlake import`` and ``sources`` for the CLI: the plan (one row per
 source and its continuity decision), the run's summary line, and the provider registry.
 
-Column policy (:mod:`agentlake.tables`): source paths and provider roots wrap only at
+Column policy (:mod:`agentlake.cli.render.tables`): source paths and provider roots wrap only at
 ``/``, ``-``, ``.`` and spaces; the registry's test list goes first at 80 columns.
 """
 
@@ -13,9 +13,9 @@ from pathlib import Path
 from rich.console import Console
 
 from agentlake.extract.providers import ProviderSpec
+from agentlake.plan import Plan
+from agentlake.run import ImportResult
 
-from .plan import Plan
-from .run import ImportResult
 from .tables import Column, Grid, count, is_wide
 
 

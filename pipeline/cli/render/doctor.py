@@ -2,7 +2,7 @@
 
 The library (:mod:`agentlake.doctor`) returns values; this module only lays them out as
 sections of tables on the console the CLI hands in, ending with a one-line verdict.
-Column policy (:mod:`agentlake.tables`): paths and environment settings wrap at
+Column policy (:mod:`agentlake.cli.render.tables`): paths and environment settings wrap at
 boundaries, never inside a word; below 120 columns a root's existence and permission
 merge into one ``state``, a refusal's reason and remedy share a column, and the import
 receipts keep the counts that say what went wrong (imported, refused, rejected).
@@ -14,7 +14,8 @@ from collections.abc import Mapping
 
 from rich.console import Console
 
-from .doctor import DoctorReport, RootCheck, SessionDiagnosis
+from agentlake.doctor import DoctorReport, RootCheck, SessionDiagnosis
+
 from .tables import Column, Grid, count, is_wide, when
 
 _VERDICT_STYLE = {"healthy": "green", "needs-attention": "yellow", "no-catalog": "red"}

@@ -2,7 +2,7 @@
 with ``--breakdown``, and a footnote when some calls have no price; the sessions known
 only from a thread index under a session report; the rate-limit report.
 
-Column policy (:mod:`agentlake.tables`): from :data:`~agentlake.tables.WIDE` columns on,
+Column policy (:mod:`agentlake.cli.render.tables`): from :data:`~agentlake.cli.render.tables.WIDE` columns on,
 every measure is shown with exact counts; below, cache writes and reads are merged into
 one ``cache`` column, the call count is left out and counts of 100k and more read
 ``123k`` / ``1.23M``. A model name always comes with its provider (``gpt-5`` is sold by
@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Any, Final
 import pyarrow as pa
 from rich.console import Console
 
-from .reports import Report, ReportFilter
+from agentlake.reports import Report, ReportFilter
+
 from .tables import Cell, Column, Grid, Id, Name, count, id_width, is_wide, say_nothing, usd, when
 
 if TYPE_CHECKING:
-    from .limits import LimitsReport
+    from agentlake.limits import LimitsReport
 
 Row = dict[str, Any]
 # (source column, header): the measures shown at full width, and below it.

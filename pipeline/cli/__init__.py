@@ -1,0 +1,41 @@
+"""The typer CLI: thin wiring over the library, one error boundary, rich or JSON output.
+
+Exit codes: 0 ok, 1 finished but some sources refused, 2 usage, 4 not found,
+5 catalog locked, 6 catalog unusable.
+
+Each command group is a module whose ``register(app)`` adds its commands; :data:`app`
+registers the modules of :data:`_COMMANDS` in order (``--help`` lists the commands, then
+the groups, each in that order).
+Commands import the heavy modules (reports, polars, the renderers) only when they run.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Sequence
+
+import typer
+
+from agentlake.run import fewer_collections
+
+from . import doctor, imports, prices, providers, reports, search, sessions, sql
+
+_COMMANDS = (imports, providers, search, reports, prices, sql, sessions, doctor)
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="agentlake: import AI coding agents' transcripts into one DuckDB catalog.",
+)
+for _module in _COMMANDS:
+    _module.register(app)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point."""
+    # What is loaded by now (the modules of agentlake, DuckDB, Arrow, typer and rich)
+    # lives as long as the process: the cycle collector need not walk it again, and a
+    # command's own short-lived containers can pile up longer between its passes.
+    gc.freeze()
+    with fewer_collections():
+        app(args=list(argv) if argv is not None else None, prog_name="agentlake")

@@ -1,0 +1,61 @@
+"""``agentlake doctor``: why a session is missing, and the catalog's health."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated
+
+import typer
+
+from agentlake.run import default_home
+
+from .boundary import guard
+from .options import CatalogOpt, DebugOpt, HomeOpt, JsonOpt, ProviderOpt, ReadWaitOpt, WorkspaceOpt
+from .output import catalog_path, out, print_json, workspace_name
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's command to ``app``."""
+    app.command()(doctor)
+
+
+def doctor(
+    session_id: Annotated[
+        str | None,
+        typer.Argument(
+            help="Explain why this session (full id or unique prefix) is or is not in the catalog."
+        ),
+    ] = None,
+    home: HomeOpt = None,
+    provider: ProviderOpt = None,
+    wait: ReadWaitOpt = False,
+    catalog: CatalogOpt = None,
+    workspace: WorkspaceOpt = None,
+    json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Why is a session missing? Roots, environment, continuity, refusals, rejects, imports
+    and catalog integrity. Exit 0 healthy, 1 needs attention, 4 no catalog; with SESSION_ID:
+    0 in this workspace, 1 in it with a refused source, 2 ambiguous prefix, 4 not in it."""
+    from agentlake.doctor import diagnose, explain_session
+
+    from .render.doctor import render_report, render_session
+
+    def action() -> int:
+        root = (home or default_home()).expanduser()
+        names = tuple(provider or ())
+        if session_id is not None:
+            diagnosis = explain_session(
+                catalog_path(catalog), workspace_name(workspace), session_id,
+                home=root, env=dict(os.environ), providers=names,
+            )  # fmt: skip
+            print_json(diagnosis.to_json()) if json else render_session(out, diagnosis)
+            return diagnosis.exit_code
+        report = diagnose(
+            catalog_path(catalog), workspace_name(workspace), home=root, env=dict(os.environ),
+            providers=names,
+        )  # fmt: skip
+        print_json(report.to_json()) if json else render_report(out, report)
+        return report.exit_code
+
+    raise typer.Exit(guard(debug, action, wait=wait))

@@ -1,0 +1,271 @@
+"""``agentlake import``, ``index`` and ``sources``: the commands that plan, import and
+publish (the writer's side)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import replace
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from agentlake.errors import ConfigurationError
+from agentlake.extract.extract import ExtractLimits
+from agentlake.plan import Plan, PlannedSource
+from agentlake.progress import ProgressMode
+from agentlake.run import (
+    ImportOptions,
+    ImportResult,
+    check_memory_limit,
+    default_home,
+    plan_import,
+    run_import,
+)
+
+from .boundary import guard
+from .options import CatalogOpt, DebugOpt, HomeOpt, JsonOpt, ProviderOpt, WorkspaceOpt
+from .output import catalog_path, err, out, print_json, workspace_name
+
+if TYPE_CHECKING:
+    import rich.progress
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's commands to ``app``."""
+    app.command("import")(import_)
+    app.command()(index)
+    app.command()(sources)
+
+
+class _BarReporter:
+    """Progress bar over the bytes the plan will read (only on a TTY)."""
+
+    def __init__(self, progress: rich.progress.Progress) -> None:
+        self.progress = progress
+        self.task = progress.add_task("import", total=None)
+
+    def planned(self, plan: Plan) -> None:
+        self.progress.update(self.task, total=plan.bytes_to_read, description="importing")
+
+    def advanced(self, source: PlannedSource, nbytes: int) -> None:
+        self.progress.advance(self.task, nbytes)
+
+    def phase(self, name: str) -> None:
+        self.progress.update(self.task, description=name)
+
+
+def _import_with_progress(options: ImportOptions, mode: ProgressMode = "auto") -> ImportResult:
+    from agentlake.signals import stop_on_signals
+
+    with stop_on_signals(lambda text: err.print(text, highlight=False)) as stop:
+        return _import_reporting(replace(options, stop=stop), mode)
+
+
+def _print_line(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _import_reporting(options: ImportOptions, mode: ProgressMode) -> ImportResult:
+    if mode == "lines":
+        from agentlake.progress import LineReporter
+
+        return run_import(options, LineReporter(_print_line))
+    if mode == "none" or not sys.stderr.isatty():
+        return run_import(options)
+    from rich.progress import (  # only a terminal shows a bar
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    ) as progress:
+        return run_import(options, _BarReporter(progress))
+
+
+def _warn_roots(plan: Plan) -> None:
+    for root in plan.roots:
+        if root.warning:
+            err.print(f"warning: {root.provider}: {root.warning}", highlight=False)
+
+
+def _print_plan(plan: Plan) -> None:
+    from .render.imports import render_plan
+
+    render_plan(out, plan, errors=err)
+
+
+def import_(
+    home: HomeOpt = None,
+    provider: ProviderOpt = None,
+    memory_limit: Annotated[
+        str,
+        typer.Option(
+            "--memory-limit",
+            help="Memory ceiling of the run, at least 384MiB (DuckDB gets a fifth, at least "
+            "128 MiB; commits shrink to fit the rest).",
+        ),
+    ] = "1GiB",
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the plan; write nothing.")
+    ] = False,
+    restart_drifted: Annotated[
+        bool,
+        typer.Option(
+            "--restart-drifted", help="Re-read refused sources from 0 as a new generation."
+        ),
+    ] = False,
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Wait for another import to finish instead of failing.")
+    ] = False,
+    reindex: Annotated[
+        bool,
+        typer.Option("--reindex", help="Rebuild the workspace's search index from its events."),
+    ] = False,
+    no_index: Annotated[
+        bool,
+        typer.Option(
+            "--no-index",
+            help="Skip the publish step: events are imported but not searchable until "
+            "'agentlake index' runs.",
+        ),
+    ] = False,
+    max_duration: Annotated[
+        str | None,
+        typer.Option(
+            "--max-duration",
+            help="Time budget (90s, 10m, 1h): stop at the next batch boundary once spent; "
+            "the next run resumes.",
+        ),
+    ] = None,
+    max_records_per_source: Annotated[
+        int | None,
+        typer.Option("--max-records-per-source", min=1, help="Read at most N records per source."),
+    ] = None,
+    max_bytes_per_source: Annotated[
+        str | None,
+        typer.Option("--max-bytes-per-source", help="Read at most this much per source (64MiB)."),
+    ] = None,
+    progress: Annotated[
+        ProgressMode,
+        typer.Option(
+            "--progress",
+            help="auto: a bar on a terminal; lines: a line per commit on stderr (for logs).",
+        ),
+    ] = "auto",
+    catalog: CatalogOpt = None,
+    workspace: WorkspaceOpt = None,
+    json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Import every provider's transcripts into the catalog (resumable, exactly once)."""
+
+    def action() -> int:
+        from agentlake.config import parse_duration, parse_size
+
+        check_memory_limit(memory_limit)
+        if reindex and no_index:
+            raise ConfigurationError("--reindex rebuilds the search index; --no-index skips it")
+        limits = ExtractLimits(
+            max_records_per_source=max_records_per_source,
+            max_bytes_per_source=parse_size(max_bytes_per_source) if max_bytes_per_source else None,
+        )
+        options = ImportOptions(
+            catalog=catalog_path(catalog),
+            workspace=workspace_name(workspace),
+            home=(home or default_home()).expanduser(),
+            env=dict(os.environ),
+            providers=tuple(provider or ()),
+            restart_drifted=restart_drifted,
+            memory_limit=memory_limit,
+            wait=wait,
+            reindex=reindex,
+            build_index=not no_index,
+            limits=limits,
+            max_duration=parse_duration(max_duration) if max_duration else None,
+        )
+        if dry_run:
+            plan = plan_import(options)
+            _warn_roots(plan)
+            print_json(plan.to_json()) if json else _print_plan(plan)
+            return 0
+        result = _import_with_progress(options, progress)
+        _warn_roots(result.plan)
+        from .render.imports import render_problems, render_summary
+
+        print_json(result.to_json()) if json else render_summary(out, result)
+        render_problems(err, result)
+        return result.exit_code
+
+    code = guard(debug, action)
+    raise typer.Exit(code)
+
+
+def index(
+    memory_limit: Annotated[
+        str,
+        typer.Option("--memory-limit", help="Memory ceiling of the run, at least 384MiB."),
+    ] = "1GiB",
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Wait for a running import instead of failing.")
+    ] = False,
+    catalog: CatalogOpt = None,
+    workspace: WorkspaceOpt = None,
+    json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Bring the search index up to date with the imported events (the publish step an
+    import runs unless --no-index); resumes where a killed run stopped."""
+    from agentlake.run import IndexOptions, run_index
+
+    def action() -> None:
+        options = IndexOptions(
+            catalog=catalog_path(catalog), workspace=workspace_name(workspace),
+            memory_limit=memory_limit, wait=wait,
+        )  # fmt: skip
+        published = run_index(options)
+        if json:
+            print_json(published.to_json(workspace=options.workspace))
+            return
+        withdrawn = f", {published.withdrawn:,} withdrawn" if published.withdrawn else ""
+        out.print(
+            f"indexed {published.indexed:,} events{withdrawn} in {published.seconds:.1f} s; "
+            "the search index is up to date",
+            highlight=False,
+        )
+
+    guard(debug, action)
+
+
+def sources(
+    home: HomeOpt = None,
+    provider: ProviderOpt = None,
+    catalog: CatalogOpt = None,
+    workspace: WorkspaceOpt = None,
+    json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """What discovery sees and what the planner would do with each source."""
+
+    def action() -> None:
+        options = ImportOptions(
+            catalog=catalog_path(catalog),
+            workspace=workspace_name(workspace),
+            home=(home or default_home()).expanduser(),
+            env=dict(os.environ),
+            providers=tuple(provider or ()),
+        )
+        plan = plan_import(options)
+        _warn_roots(plan)
+        print_json(plan.to_json()) if json else _print_plan(plan)
+
+    guard(debug, action)

@@ -1,0 +1,75 @@
+"""Where the CLI writes: the two consoles, JSON documents, CSV, and the catalog and
+workspace a command reads when none is named."""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from rich.console import Console
+
+from agentlake.config import check_workspace, default_catalog, default_workspace
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
+
+
+def catalog_path(catalog: Path | None) -> Path:
+    """The catalog named on the command line, else the configured one."""
+    return catalog or default_catalog()
+
+
+def workspace_name(workspace: str | None) -> str:
+    """The workspace named on the command line (checked), else the configured one."""
+    return check_workspace(workspace) if workspace else default_workspace()
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, (date, datetime)):
+        return value.isoformat()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError
+
+
+def print_json(doc: Any) -> None:
+    """Write a result's JSON document to stdout, indented, with one trailing newline."""
+    sys.stdout.write(
+        orjson.dumps(
+            doc, default=_json_default, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+        ).decode()
+        + "\n"
+    )
+
+
+def print_csv(table: pa.Table) -> None:
+    """Write ``table`` as CSV: a header, NULL as empty, lists joined with ``;``."""
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(table.column_names)
+    for row in table.to_pylist():
+        writer.writerow(
+            [
+                "" if v is None else (";".join(map(str, v)) if isinstance(v, list) else v)
+                for v in row.values()
+            ]
+        )
+    sys.stdout.write(buf.getvalue())
+
+
+def print_table(table: pa.Table) -> None:
+    """Show ``table`` as a rich table on stdout."""
+    from .render.rows import render_rows
+
+    render_rows(out, table, title=None)

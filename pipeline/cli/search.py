@@ -1,0 +1,77 @@
+"""``agentlake search``: full-text search over the imported events."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+import typer
+
+from agentlake.search import SearchFilter, search_page
+
+from .boundary import guard
+from .options import CatalogOpt, DebugOpt, JsonOpt, ProjectPathOpt, ReadWaitOpt, WorkspaceOpt
+from .output import catalog_path, out, print_json, workspace_name
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's command to ``app``."""
+    # A query is text: one that starts with "-" ("-flaky", "--force") is not an option.
+    app.command("search", context_settings={"ignore_unknown_options": True})(search_)
+
+
+def search_(
+    query: Annotated[
+        str,
+        typer.Argument(help='Words (ANDed), "a phrase", a OR b, -word / NOT word, prefix*.'),
+    ],
+    limit: Annotated[int, typer.Option("--limit", min=1, max=500)] = 20,
+    offset: Annotated[int, typer.Option("--offset", min=0, help="Skip this many hits.")] = 0,
+    cursor: Annotated[
+        str | None, typer.Option("--cursor", help="Continue after the page that printed it.")
+    ] = None,
+    provider: Annotated[str | None, typer.Option("--provider")] = None,
+    project: ProjectPathOpt = None,
+    session: Annotated[str | None, typer.Option("--session", help="Session id or prefix.")] = None,
+    kind: Annotated[
+        str | None, typer.Option("--kind", help="prompt, response, reasoning, tool_call, ...")
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model")] = None,
+    since: Annotated[
+        datetime | None,
+        typer.Option("--since", formats=["%Y-%m-%d", "%Y%m%d"], help="First day (UTC)."),
+    ] = None,
+    until: Annotated[
+        datetime | None,
+        typer.Option("--until", formats=["%Y-%m-%d", "%Y%m%d"], help="Last day (UTC)."),
+    ] = None,
+    wait: ReadWaitOpt = False,
+    catalog: CatalogOpt = None,
+    workspace: WorkspaceOpt = None,
+    json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """Full-text search over every imported event, ranked by BM25."""
+
+    def action() -> None:
+        flt = SearchFilter(
+            provider=provider, project=project, session=session, kind=kind, model=model,
+            since=since.date() if since else None, until=until.date() if until else None,
+        )  # fmt: skip
+        page = search_page(
+            catalog_path(catalog), workspace_name(workspace), query, limit=limit, offset=offset,
+            flt=flt, cursor=cursor,
+        )  # fmt: skip
+        if json:
+            print_json(page.to_json(query))
+            return
+        from .render.search import render_hits
+
+        filters = {"provider": provider, "project": project, "session": session, "kind": kind,
+                   "model": model, "since": flt.since, "until": flt.until}  # fmt: skip
+        render_hits(
+            out, page, query=query, workspace=workspace_name(workspace), filters=filters,
+            continued=bool(cursor or offset),
+        )  # fmt: skip
+
+    guard(debug, action, wait=wait)
