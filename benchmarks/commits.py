@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentlake.extract.extract import ExtractLimits
+from agentlake.ingest.run import ImportOptions, memory_budget, run_import
 from agentlake.load.catalog import open_for_write
 from agentlake.load.load import CatalogWriter, CommitResult, Piece, batch_events
 from agentlake.load.search_index import publish
 from agentlake.load.terms import BatchTokenizer
-from agentlake.run import ImportOptions, memory_budget, run_import
 from agentlake.transform.transform import CatalogRows
 
 from .measure import remove_catalog

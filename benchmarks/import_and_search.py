@@ -17,7 +17,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from agentlake.run import ImportOptions, run_import
+from agentlake.ingest.run import ImportOptions, run_import
 
 from .corpus import PROVIDERS, append_new_records, generate_corpus, parse_providers, plan_corpus
 from .measure import percentile, remove_catalog

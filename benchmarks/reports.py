@@ -3,7 +3,7 @@ same home.
 
     python -m benchmarks.reports CATALOG [--home HOME] [--ccusage-dir DIR] [--samples 7]
 
-Each report is called through the library (``agentlake.reports.report``, which opens
+Each report is called through the library (``agentlake.read.reports.report``, which opens
 the catalog read-only, as the CLI does) once to warm the file cache and then
 ``--samples`` times; p50 and p95 are printed in milliseconds. ``report daily --json``
 is also timed through the CLI (process start included). When ccusage is installed
@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from agentlake.reports import REPORT_KINDS, ReportFilter, report
+from agentlake.read.reports import REPORT_KINDS, ReportFilter, report
 
 from .errors import PhaseError
 from .measure import percentile, run_child

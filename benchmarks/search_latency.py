@@ -7,7 +7,7 @@ The vocabulary is the text of a seeded, deterministic sample of the catalog's ev
 how many sampled events use them. From it come ``--queries`` distinct queries of the
 shapes people type — single words (frequent, middling and rare), two words, a phrase
 (two words adjacent in some event), a prefix (``pars*``), an ``OR`` and an exclusion
-(``cache -flaky``), all timed through the library (``agentlake.search.search``) on one open read-only
+(``cache -flaky``), all timed through the library (``agentlake.read.search.search``) on one open read-only
 connection, then once more opening the catalog per call, as the CLI does.
 Ten queries run first to warm up (the catalog file and the fts extension in the page
 cache), then ``--rounds`` measured passes over all of them.
@@ -28,7 +28,7 @@ from typing import Any, Final
 import duckdb
 
 from agentlake.load.catalog import CatalogRef
-from agentlake.search import search
+from agentlake.read.search import search
 
 from .measure import percentile, summarize
 

@@ -1,4 +1,4 @@
-"""Latency of ``agentlake.sessions.list_sessions`` on an imported catalog.
+"""Latency of ``agentlake.read.sessions.list_sessions`` on an imported catalog.
 
     python -m benchmarks.sessions_listing CATALOG [--rounds 3]
 
@@ -20,7 +20,7 @@ from typing import Any
 import duckdb
 
 from agentlake.load.catalog import CatalogRef
-from agentlake.sessions import list_sessions
+from agentlake.read.sessions import list_sessions
 
 from .measure import percentile
 

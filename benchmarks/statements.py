@@ -24,10 +24,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from agentlake.ingest.run import ImportOptions, run_import
 from agentlake.load import load
 from agentlake.load.catalog import split_script, statement_body
 from agentlake.load.terms import BatchTokenizer
-from agentlake.run import ImportOptions, run_import
 
 from .measure import remove_catalog
 

@@ -20,20 +20,19 @@ if TYPE_CHECKING:
 
     import pyarrow as pa
 
+    from agentlake.ingest.run import ImportResult
     from agentlake.load.search_index import PublishResult
-
-    from .limits import LimitsReport
-    from .reports import Report, ReportFilter, ReportKind
-    from .run import ImportResult
-    from .search import SearchHit
-    from .sessions import SessionDetail, SessionPage
+    from agentlake.read.limits import LimitsReport
+    from agentlake.read.reports import Report, ReportFilter, ReportKind
+    from agentlake.read.search import SearchHit
+    from agentlake.read.sessions import SessionDetail, SessionPage
 
 
 class Lake:
     """A catalog and workspace, with the CLI's operations returning Arrow tables.
 
     Report filters (``tz``, ``since``, ``until``, ``provider``, ``model``, ``project``)
-    mean what they mean in :class:`agentlake.reports.ReportFilter`."""
+    mean what they mean in :class:`agentlake.read.reports.ReportFilter`."""
 
     def __init__(self, catalog: Path, workspace: str) -> None:
         self.catalog = catalog
@@ -52,10 +51,10 @@ class Lake:
         max_duration: float | None = None,
     ) -> ImportResult:
         """Import transcripts found under ``home`` (default ``$HOME``); the options are
-        those of :class:`agentlake.run.ImportOptions`."""
+        those of :class:`agentlake.ingest.run.ImportOptions`."""
         import os
 
-        from .run import ImportOptions, default_home, run_import
+        from agentlake.ingest.run import ImportOptions, default_home, run_import
 
         return run_import(
             ImportOptions(
@@ -75,7 +74,7 @@ class Lake:
 
     def index(self, *, memory_limit: str | None = "1GiB", wait: bool = False) -> PublishResult:
         """Bring the search index up to date (``agentlake index``)."""
-        from .run import IndexOptions, run_index
+        from agentlake.ingest.run import IndexOptions, run_index
 
         return run_index(
             IndexOptions(
@@ -118,17 +117,17 @@ class Lake:
         model: str | None = None,
         project: str | None = None,
     ) -> Report:
-        """The whole :class:`agentlake.reports.Report`: rows, breakdown and totals
+        """The whole :class:`agentlake.read.reports.Report`: rows, breakdown and totals
         (``rollup``: the session report per root session)."""
-        from .reports import report
+        from agentlake.read.reports import report
 
         flt = _report_filter(tz, since, until, provider, model, project)
         return report(self.catalog, self.workspace, kind, flt, breakdown=breakdown, rollup=rollup)
 
     def limits(self, *, tz: str = "UTC", provider: str | None = None) -> LimitsReport:
         """The latest rate-limit snapshot per provider, limit and window (as in
-        :func:`agentlake.limits.limits_report`)."""
-        from .limits import limits_report
+        :func:`agentlake.read.limits.limits_report`)."""
+        from agentlake.read.limits import limits_report
 
         return limits_report(self.catalog, self.workspace, tz=tz, provider=provider)
 
@@ -143,14 +142,14 @@ class Lake:
         project: str | None = None,
     ) -> pa.Table:
         """Models whose calls have no price, with their token volume."""
-        from .reports import unpriced
+        from agentlake.read.reports import unpriced
 
         flt = _report_filter(tz, since, until, provider, model, project)
         return unpriced(self.catalog, self.workspace, flt)
 
     def search(self, query: str, *, limit: int = 20) -> list[SearchHit]:
         """Ranked full-text search."""
-        from .search import search
+        from agentlake.read.search import search
 
         return search(self.catalog, self.workspace, query, limit=limit)
 
@@ -166,8 +165,8 @@ class Lake:
         cursor: str | None = None,
     ) -> SessionPage:
         """One page of sessions, newest first (filters and ``cursor`` as in
-        :func:`agentlake.sessions.list_sessions`)."""
-        from .sessions import list_sessions
+        :func:`agentlake.read.sessions.list_sessions`)."""
+        from agentlake.read.sessions import list_sessions
 
         return list_sessions(
             self.catalog, self.workspace, provider=provider, project=project, since=since,
@@ -176,7 +175,7 @@ class Lake:
 
     def session(self, session_id: str, *, full: bool = False) -> SessionDetail:
         """One session by id or unique prefix; its timeline bounded unless ``full``."""
-        from .sessions import DEFAULT_BOUNDS, show_session
+        from agentlake.read.sessions import DEFAULT_BOUNDS, show_session
 
         return show_session(
             self.catalog, self.workspace, session_id, bounds=None if full else DEFAULT_BOUNDS
@@ -184,8 +183,8 @@ class Lake:
 
     def sql(self, statement: str, *, all_workspaces: bool = False) -> pa.Table:
         """One read-only query over this workspace's views (every workspace's rows with
-        ``all_workspaces``); see :func:`agentlake.queries.scoped_sql` for its bounds."""
-        from .queries import scoped_sql
+        ``all_workspaces``); see :func:`agentlake.read.queries.scoped_sql` for its bounds."""
+        from agentlake.read.queries import scoped_sql
 
         return scoped_sql(self.catalog, self.workspace, statement, all_workspaces=all_workspaces)
 
@@ -198,7 +197,7 @@ def _report_filter(
     model: str | None,
     project: str | None,
 ) -> ReportFilter:
-    from .reports import ReportFilter
+    from agentlake.read.reports import ReportFilter
 
     return ReportFilter(
         tz=tz, since=since, until=until, provider=provider, model=model, project=project
@@ -207,7 +206,7 @@ def _report_filter(
 
 def open(catalog: str | Path | None = None, workspace: str | None = None) -> Lake:
     """The catalog at ``catalog`` (default: ``$AGENTLAKE_CATALOG`` or the XDG path)."""
-    from .config import check_workspace, default_catalog, default_workspace
+    from agentlake.config import check_workspace, default_catalog, default_workspace
 
     path = Path(catalog).expanduser() if catalog else default_catalog()
     return Lake(path, check_workspace(workspace) if workspace else default_workspace())

@@ -1,6 +1,6 @@
 """``python -m agentlake``."""
 
-from .cli import main
+from agentlake.cli import main
 
 if __name__ == "__main__":
     main()

@@ -8,14 +8,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
+from agentlake.errors import ConfigurationError
 from agentlake.load.price_overrides import (
     PriceOverrides,
     load_price_overrides,
     parse_price_models,
     read_toml,
 )
-
-from .errors import ConfigurationError
 
 DEFAULT_WORKSPACE = "default"
 

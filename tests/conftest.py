@@ -100,7 +100,7 @@ def _no_user_config(
 def demo_home_catalog(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """The four-provider demo home and its catalog, imported once per test process: for
     tests that only read them (never write to either)."""
-    from agentlake.run import ImportOptions, run_import
+    from agentlake.ingest.run import ImportOptions, run_import
     from fixtures.synth import generate_demo_home
 
     root = tmp_path_factory.mktemp("demo")

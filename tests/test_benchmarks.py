@@ -400,7 +400,7 @@ def test_the_corpus_has_the_planned_provider_mix(tmp_path: Path) -> None:
 
 def test_extracting_alone_reads_the_records_an_import_reads(tmp_path: Path) -> None:
     from agentlake.extract.extract import ExtractLimits
-    from agentlake.run import ImportOptions, run_import
+    from agentlake.ingest.run import ImportOptions, run_import
 
     home = tmp_path / "home"
     generate_corpus(home, plan_corpus(3000, seed=3))
@@ -422,7 +422,7 @@ def test_commits_kept_and_written_apart_make_the_catalog_an_import_makes(
 ) -> None:
     """benchmarks.commits times the two sides of an import apart: the commits it keeps
     and then writes give the rows, index and checkpoints an import gives."""
-    from agentlake.run import ImportOptions, run_import
+    from agentlake.ingest.run import ImportOptions, run_import
     from benchmarks.commits import produce, write
     from tests.pipeline.helpers import snapshot
 
@@ -448,7 +448,7 @@ def test_the_floor_does_the_work_of_the_import_it_is_measured_against(
     because it does at least those parts of the same work."""
     import duckdb
 
-    from agentlake.run import ImportOptions, run_import
+    from agentlake.ingest.run import ImportOptions, run_import
     from benchmarks.floors import measure
 
     home = tmp_path / "home"
@@ -569,9 +569,9 @@ def test_budget_checks() -> None:
 
 
 def test_statement_timing_counts_every_statement_of_an_import(tmp_path: Path) -> None:
+    from agentlake.ingest.run import ImportOptions, run_import
     from agentlake.load import load
     from agentlake.load.terms import BatchTokenizer
-    from agentlake.run import ImportOptions, run_import
     from benchmarks.statements import timed_statements
     from fixtures.synth import generate_claude_home
 

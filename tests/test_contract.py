@@ -28,8 +28,8 @@ import duckdb
 import pytest
 
 from agentlake.extract.providers import REGISTRY, ProviderSpec
-from agentlake.plan import make_plan
-from agentlake.run import ImportOptions, ImportResult, run_import
+from agentlake.ingest.plan import make_plan
+from agentlake.ingest.run import ImportOptions, ImportResult, run_import
 from tests.conftest import REPO
 from tests.pipeline.helpers import snapshot
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agentlake.run import ImportOptions, run_import
+from agentlake.ingest.run import ImportOptions, run_import
 from fixtures.synth import generate_claude_home
 from tests.conftest import CONFORMANCE, FIXTURES
 from tests.pipeline.helpers import snapshot

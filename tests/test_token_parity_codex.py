@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from agentlake.run import ImportOptions, run_import
+from agentlake.ingest.run import ImportOptions, run_import
 from fixtures.synth import generate_codex_home
 from tests.conftest import FIXTURES
 from tests.pipeline.helpers import snapshot

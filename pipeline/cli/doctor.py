@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from agentlake.run import default_home
+from agentlake.ingest.run import default_home
 
 from .boundary import guard
 from .options import CatalogOpt, DebugOpt, HomeOpt, JsonOpt, ProviderOpt, ReadWaitOpt, WorkspaceOpt
@@ -37,7 +37,7 @@ def doctor(
     """Why is a session missing? Roots, environment, continuity, refusals, rejects, imports
     and catalog integrity. Exit 0 healthy, 1 needs attention, 4 no catalog; with SESSION_ID:
     0 in this workspace, 1 in it with a refused source, 2 ambiguous prefix, 4 not in it."""
-    from agentlake.doctor import diagnose, explain_session
+    from agentlake.read.doctor import diagnose, explain_session
 
     from .render.doctor import render_report, render_session
 

@@ -12,9 +12,9 @@ import typer
 
 from agentlake.errors import ConfigurationError
 from agentlake.extract.extract import ExtractLimits
-from agentlake.plan import Plan, PlannedSource
-from agentlake.progress import ProgressMode
-from agentlake.run import (
+from agentlake.ingest.plan import Plan, PlannedSource
+from agentlake.ingest.progress import ProgressMode
+from agentlake.ingest.run import (
     ImportOptions,
     ImportResult,
     check_memory_limit,
@@ -56,7 +56,7 @@ class _BarReporter:
 
 
 def _import_with_progress(options: ImportOptions, mode: ProgressMode = "auto") -> ImportResult:
-    from agentlake.signals import stop_on_signals
+    from agentlake.ingest.signals import stop_on_signals
 
     with stop_on_signals(lambda text: err.print(text, highlight=False)) as stop:
         return _import_reporting(replace(options, stop=stop), mode)
@@ -68,7 +68,7 @@ def _print_line(text: str) -> None:
 
 def _import_reporting(options: ImportOptions, mode: ProgressMode) -> ImportResult:
     if mode == "lines":
-        from agentlake.progress import LineReporter
+        from agentlake.ingest.progress import LineReporter
 
         return run_import(options, LineReporter(_print_line))
     if mode == "none" or not sys.stderr.isatty():
@@ -225,7 +225,7 @@ def index(
 ) -> None:
     """Bring the search index up to date with the imported events (the publish step an
     import runs unless --no-index); resumes where a killed run stopped."""
-    from agentlake.run import IndexOptions, run_index
+    from agentlake.ingest.run import IndexOptions, run_index
 
     def action() -> None:
         options = IndexOptions(

@@ -33,7 +33,7 @@ def prices_refresh(
 ) -> None:
     """Fetch the latest genai-prices data (or, offline or unreachable, keep the bundled
     snapshot) into the catalog's prices."""
-    from agentlake.pricing import refresh
+    from agentlake.read.pricing import refresh
 
     def action() -> None:
         result = refresh(catalog_path(catalog), network=not offline, timeout=timeout, wait=wait)
@@ -58,7 +58,7 @@ def prices_list(
     debug: DebugOpt = False,
 ) -> None:
     """The prices in force, USD per million tokens (user overrides first)."""
-    from agentlake.pricing import list_prices, prices_json
+    from agentlake.read.pricing import list_prices, prices_json
 
     def action() -> None:
         overrides = resolve_price_overrides(prices)

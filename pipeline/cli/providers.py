@@ -6,7 +6,7 @@ import os
 
 import typer
 
-from agentlake.run import default_home
+from agentlake.ingest.run import default_home
 
 from .boundary import guard
 from .options import DebugOpt, JsonOpt
@@ -21,7 +21,7 @@ def register(app: typer.Typer) -> None:
 def providers(json: JsonOpt = False, debug: DebugOpt = False) -> None:
     """The provider registry as a conformance matrix."""
     from agentlake.extract.providers import REGISTRY
-    from agentlake.names import providers_json
+    from agentlake.read.names import providers_json
 
     def action() -> None:
         home = default_home()

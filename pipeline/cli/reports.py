@@ -31,7 +31,7 @@ from .options import (
 from .output import catalog_path, out, print_csv, print_json, workspace_name
 
 if TYPE_CHECKING:
-    from agentlake.reports import ReportFilter, ReportKind
+    from agentlake.read.reports import ReportFilter, ReportKind
 
 report_app = typer.Typer(
     help="Token usage and cost reports (and --unpriced: models without a price)."
@@ -51,7 +51,7 @@ def _filter(
     model: str | None = None,
     project: str | None = None,
 ) -> ReportFilter:
-    from agentlake.reports import ReportFilter
+    from agentlake.read.reports import ReportFilter
 
     return ReportFilter(
         tz=tz,
@@ -90,7 +90,7 @@ def report_unpriced(
         raise typer.Exit(2)
 
     def action() -> None:
-        from agentlake.reports import unpriced, unpriced_json
+        from agentlake.read.reports import unpriced, unpriced_json
 
         from .render.reports import render_unpriced
 
@@ -146,7 +146,7 @@ def _report_command(kind: ReportKind) -> Callable[..., None]:
         debug: DebugOpt = False,
     ) -> None:
         def action() -> None:
-            from agentlake.reports import report
+            from agentlake.read.reports import report
 
             from .render.reports import render_report
 
@@ -191,7 +191,7 @@ def report_limits(
     window (used %, window length, reset time in --tz, and how old the snapshot is)."""
 
     def action() -> None:
-        from agentlake.limits import limits_report
+        from agentlake.read.limits import limits_report
 
         from .render.reports import render_limits
 

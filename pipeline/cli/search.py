@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from agentlake.search import SearchFilter, search_page
+from agentlake.read.search import SearchFilter, search_page
 
 from .boundary import guard
 from .options import CatalogOpt, DebugOpt, JsonOpt, ProjectPathOpt, ReadWaitOpt, WorkspaceOpt

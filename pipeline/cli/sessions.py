@@ -58,7 +58,7 @@ def sessions_list(
     debug: DebugOpt = False,
 ) -> None:
     """Sessions, newest first; page with --cursor (pages stay stable while imports run)."""
-    from agentlake.sessions import list_sessions
+    from agentlake.read.sessions import list_sessions
 
     from .render.sessions import render_page
 
@@ -95,7 +95,7 @@ def sessions_show(
 ) -> None:
     """One session: metadata, tokens by model, and its timeline (the newest 1,000 prompts,
     2,000 responses and 2,000 tool events within 2 MiB / 1 MiB of text unless --full)."""
-    from agentlake.sessions import DEFAULT_BOUNDS, show_session
+    from agentlake.read.sessions import DEFAULT_BOUNDS, show_session
 
     from .render.sessions import render_detail, write_detail_json
 

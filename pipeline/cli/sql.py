@@ -8,7 +8,7 @@ import typer
 
 from agentlake.config import resolve_price_overrides
 from agentlake.errors import ConfigurationError
-from agentlake.queries import rows_json, scoped_sql
+from agentlake.read.queries import rows_json, scoped_sql
 
 from .boundary import guard
 from .options import CatalogOpt, CsvOpt, DebugOpt, JsonOpt, PricesOpt, ReadWaitOpt, WorkspaceOpt

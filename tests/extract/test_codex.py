@@ -27,7 +27,7 @@ from agentlake.extract.providers.codex import (
 )
 from agentlake.extract.rows import RowSink
 from agentlake.extract.sources import SourceFile, walk_root
-from agentlake.run import ImportOptions, run_import
+from agentlake.ingest.run import ImportOptions, run_import
 from tests.conftest import FIXTURES
 from tests.pipeline.helpers import snapshot
 

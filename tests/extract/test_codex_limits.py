@@ -17,7 +17,7 @@ from agentlake.extract.extract import extract_source
 from agentlake.extract.providers import by_id
 from agentlake.extract.rows import RawTables
 from agentlake.extract.sources import SourceFile, walk_root
-from agentlake.run import ImportOptions, run_import
+from agentlake.ingest.run import ImportOptions, run_import
 from agentlake.transform.limits import normalize_rate_limits
 from tests.conftest import CONFORMANCE
 

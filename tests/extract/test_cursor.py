@@ -20,8 +20,8 @@ import pytest
 from agentlake.extract.extract import extract_source
 from agentlake.extract.providers import by_id, cursor, resolve
 from agentlake.extract.sources import SourceFile, walk_root
-from agentlake.plan import make_plan
-from agentlake.run import ImportOptions, ImportResult, run_import
+from agentlake.ingest.plan import make_plan
+from agentlake.ingest.run import ImportOptions, ImportResult, run_import
 from tests.conftest import FIXTURES
 from tests.pipeline.helpers import snapshot
 

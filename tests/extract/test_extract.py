@@ -17,7 +17,7 @@ from agentlake.extract.extract import ExtractBatch, ExtractLimits, extract_sourc
 from agentlake.extract.jsonl import RecordLimits
 from agentlake.extract.providers import by_id
 from agentlake.extract.sources import SourceFile, walk_root
-from agentlake.run import ImportOptions, run_import
+from agentlake.ingest.run import ImportOptions, run_import
 
 SPEC = by_id("claude-code")
 

@@ -28,7 +28,7 @@ from agentlake.extract.extract import ExtractLimits, extract_source
 from agentlake.extract.jsonl import RecordLimits
 from agentlake.extract.providers import REGISTRY, ProviderSpec
 from agentlake.extract.sources import SourceFile
-from agentlake.plan import make_plan
+from agentlake.ingest.plan import make_plan
 from agentlake.transform.transform import transform_batch
 from tests.conftest import REPO
 from tests.test_contract import _manifest

@@ -25,8 +25,8 @@ from agentlake.extract.adapter import InvalidRecord
 from agentlake.extract.extract import ExtractLimits, extract_source
 from agentlake.extract.providers import by_id, gemini, resolve
 from agentlake.extract.sources import SourceFile, walk_root
-from agentlake.plan import make_plan
-from agentlake.run import ImportOptions, ImportResult, run_import
+from agentlake.ingest.plan import make_plan
+from agentlake.ingest.run import ImportOptions, ImportResult, run_import
 from fixtures.synth import generate_gemini_corpus, generate_gemini_home
 from tests.conftest import FIXTURES
 from tests.pipeline.helpers import import_with, snapshot
@@ -742,7 +742,7 @@ def test_withdrawals_sharing_a_commit_give_the_catalog_of_one_commit_per_piece(
     """A piece that withdraws rows joins the pieces queued before it when they are of
     other sessions (else it starts a commit), and the pieces after it may share its
     commit: the catalog equals one where every piece is committed alone."""
-    from agentlake import run as running
+    from agentlake.ingest import run as running
 
     home = tmp_path / "home"
     generate_gemini_home(home, sessions=5)  # every kind of withdrawal: sessions 1, 3 and 4

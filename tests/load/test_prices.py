@@ -21,11 +21,11 @@ from genai_prices import Usage, calc_price
 from genai_prices.data import providers
 from genai_prices.types import ModelPrice, TieredPrices
 
+from agentlake.ingest.run import ImportOptions, run_import
 from agentlake.load.catalog import open_for_write
 from agentlake.load.prices import build_snapshot, refresh_prices, snapshot_version
-from agentlake.reports import ReportFilter
-from agentlake.reports import unpriced as unpriced_report
-from agentlake.run import ImportOptions, run_import
+from agentlake.read.reports import ReportFilter
+from agentlake.read.reports import unpriced as unpriced_report
 from fixtures.synth import generate_claude_home, generate_codex_home
 from tests.conftest import FIXTURES
 from tests.test_token_parity import DAILY_QUIRK

@@ -11,6 +11,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from agentlake.ingest.run import ImportOptions, run_import
 from agentlake.load import catalog as catalog_module
 from agentlake.load import load as load_module
 from agentlake.load.catalog import open_for_write
@@ -22,8 +23,7 @@ from agentlake.load.search_index import (
     publish,
     rebuild,
 )
-from agentlake.run import ImportOptions, run_import
-from agentlake.search import search_page
+from agentlake.read.search import search_page
 from tests.pipeline.helpers import scalar, snapshot
 from tests.pipeline.test_search import SID_A, _home
 

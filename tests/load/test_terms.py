@@ -19,7 +19,7 @@ from agentlake.extract.extract import ExtractLimits
 from agentlake.load import terms as terms_module
 from agentlake.load.catalog import load_fts
 from agentlake.load.terms import BatchTerms, BatchTokenizer, query_words, term_sql
-from agentlake.search import parse_query
+from agentlake.read.search import parse_query
 from agentlake.sql import STOP_WORDS
 from fixtures.synth import generate_claude_home
 from tests.pipeline.helpers import import_with, snapshot

@@ -11,7 +11,7 @@ from typing import Any
 import duckdb
 
 from agentlake.extract.extract import ExtractLimits
-from agentlake.run import ImportOptions, run_import
+from agentlake.ingest.run import ImportOptions, run_import
 from tests.conftest import cli_env
 
 # Columns that legitimately differ between two imports of the same data.

@@ -14,10 +14,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from agentlake.blocks import BLOCKS_SCHEMA, blocks_report
 from agentlake.load.catalog import open_for_write
 from agentlake.load.price_overrides import load_price_overrides
-from agentlake.reports import ReportFilter
+from agentlake.read.blocks import BLOCKS_SCHEMA, blocks_report
+from agentlake.read.reports import ReportFilter
 
 SONNET = "claude-sonnet-4-5-20250929"  # $3 input, $15 output per Mtok
 T0 = datetime(2026, 3, 2, tzinfo=UTC)  # a Monday, no DST change nearby

@@ -12,8 +12,8 @@ import duckdb
 import pytest
 
 from agentlake.extract.extract import ExtractLimits
+from agentlake.ingest.run import ImportOptions, run_import
 from agentlake.load.load import BULK_INDEXES, FaultHook, FaultPoint
-from agentlake.run import ImportOptions, run_import
 from fixtures.synth import generate_claude_corpus
 
 from .helpers import scalar, snapshot
@@ -136,7 +136,7 @@ def test_a_bulk_import_drops_the_largest_indexes_and_builds_them_at_the_end(
     """Past BULK_MIN_BYTES the event id and search document indexes are dropped for the
     run; a run that fails meanwhile leaves them missing, and the next run (even one with
     nothing to read) builds them again. The rows are those of a clean import either way."""
-    from agentlake import run as running
+    from agentlake.ingest import run as running
     from agentlake.load.load import CatalogWriter
 
     home, clean = corpus

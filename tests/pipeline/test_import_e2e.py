@@ -63,7 +63,7 @@ def test_a_run_with_nothing_new_imports_neither_polars_nor_arrow_compute(
         for line in proc.stderr.splitlines()
         if line.startswith("import time:")
     }
-    assert "agentlake.run" in loaded  # the report lists the run's own modules
+    assert "agentlake.ingest.run" in loaded  # the report lists the run's own modules
     assert not {"polars", "pyarrow.compute"} & loaded
 
 
@@ -260,8 +260,8 @@ def test_providers_prints_the_conformance_matrix(cli: CliRunner) -> None:
 def test_a_failed_run_leaves_a_failed_receipt_and_its_committed_batches(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentlake import run as run_module
-    from agentlake.run import ImportOptions, run_import
+    from agentlake.ingest import run as run_module
+    from agentlake.ingest.run import ImportOptions, run_import
 
     home = tmp_path / "home"
     generate_claude_home(home, sessions=4)

@@ -15,9 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from agentlake.cli import app
-from agentlake.reports import ReportFilter, report
-from agentlake.run import ImportOptions, run_import
-from agentlake.sessions import list_sessions, show_session
+from agentlake.ingest.run import ImportOptions, run_import
+from agentlake.read.reports import ReportFilter, report
+from agentlake.read.sessions import list_sessions, show_session
 from tests.conftest import FIXTURES
 
 HOME = FIXTURES / "codex" / "index_only_thread"

@@ -16,8 +16,8 @@ import pytest
 from agentlake.errors import ImportStopped
 from agentlake.extract.extract import ExtractLimits
 from agentlake.extract.sources import SourceFile
-from agentlake.plan import Plan, PlannedSource
-from agentlake.run import ImportOptions, run_import
+from agentlake.ingest.plan import Plan, PlannedSource
+from agentlake.ingest.run import ImportOptions, run_import
 from fixtures.synth import generate_claude_corpus
 from tests.conftest import CliRunner
 
@@ -153,7 +153,7 @@ def test_an_abort_while_a_commit_is_written_keeps_the_receipt_true(
     """A second signal raises KeyboardInterrupt in the reading thread, mid-source, while
     the loader thread may be writing the commit before: that commit finishes, the
     receipt's committed bytes are exactly the checkpoints', and the next run resumes."""
-    from agentlake import run as running
+    from agentlake.ingest import run as running
 
     home = tmp_path / "home"
     stats = generate_claude_corpus(home, seed=5, target_lines=6_000)

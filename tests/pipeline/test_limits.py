@@ -14,10 +14,10 @@ from typer.testing import CliRunner
 
 from agentlake.cli import app
 from agentlake.errors import ConfigurationError
-from agentlake.limits import LIMIT_COLUMNS, limits_report
+from agentlake.ingest.run import ImportOptions, run_import
 from agentlake.load.catalog import open_for_write
-from agentlake.run import ImportOptions, run_import
-from agentlake.sessions import show_session
+from agentlake.read.limits import LIMIT_COLUMNS, limits_report
+from agentlake.read.sessions import show_session
 from tests.conftest import FIXTURES
 
 HOME = FIXTURES / "codex" / "index_only_thread"

@@ -12,8 +12,8 @@ import pytest
 from agentlake.errors import ConfigurationError
 from agentlake.extract.providers import REGISTRY, by_id
 from agentlake.extract.sources import SourceFile
+from agentlake.ingest.plan import classify, make_plan, select_providers
 from agentlake.load.checkpoint import Checkpoint, window_digest
-from agentlake.plan import classify, make_plan, select_providers
 from agentlake.transform.redact import POLICY_VERSION
 
 SPEC = by_id("claude-code")
@@ -63,7 +63,9 @@ def test_unchanged_source_is_skipped_without_reading(
 ) -> None:
     src = _source(transcript)
     cp = _checkpoint(src, 16)
-    monkeypatch.setattr("agentlake.plan.window_digest", lambda *_: pytest.fail("must not read"))
+    monkeypatch.setattr(
+        "agentlake.ingest.plan.window_digest", lambda *_: pytest.fail("must not read")
+    )
     planned = classify(src, cp, SPEC)
     assert (planned.continuity, planned.action) == ("unchanged", "skip")
 

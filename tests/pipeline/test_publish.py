@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 import agentlake
+from agentlake.ingest.run import ImportOptions, run_import
 from agentlake.load.catalog import open_for_write
-from agentlake.run import ImportOptions, run_import
 from fixtures.synth import generate_claude_home
 from tests.conftest import CliRunner, cli_env
 
@@ -98,7 +98,7 @@ _PUBLISH = """
 import sys
 from pathlib import Path
 
-from agentlake.run import IndexOptions, run_index
+from agentlake.ingest.run import IndexOptions, run_index
 
 
 def tell(point, number):

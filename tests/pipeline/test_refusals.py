@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from agentlake.doctor import diagnose
-from agentlake.run import ImportOptions, run_import
+from agentlake.ingest.run import ImportOptions, run_import
+from agentlake.read.doctor import diagnose
 from fixtures.synth import generate_claude_home
 from tests.conftest import CliRunner
 

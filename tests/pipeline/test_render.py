@@ -37,17 +37,17 @@ from agentlake.cli.render.reports import render_limits, render_report, render_un
 from agentlake.cli.render.rows import render_prices, render_rows
 from agentlake.cli.render.search import render_hits
 from agentlake.cli.render.sessions import render_detail, render_page
-from agentlake.doctor import CatalogCheck, ImportReceipt, diagnose, explain_session
 from agentlake.extract.providers import REGISTRY
-from agentlake.limits import limits_report
+from agentlake.ingest.run import ImportOptions, plan_import, run_import
 from agentlake.load.catalog import open_for_write
 from agentlake.load.price_overrides import load_price_overrides
-from agentlake.pricing import list_prices
-from agentlake.queries import scoped_sql
-from agentlake.reports import ReportFilter, report, unpriced
-from agentlake.run import ImportOptions, plan_import, run_import
-from agentlake.search import search_page
-from agentlake.sessions import list_sessions, show_session
+from agentlake.read.doctor import CatalogCheck, ImportReceipt, diagnose, explain_session
+from agentlake.read.limits import limits_report
+from agentlake.read.pricing import list_prices
+from agentlake.read.queries import scoped_sql
+from agentlake.read.reports import ReportFilter, report, unpriced
+from agentlake.read.search import search_page
+from agentlake.read.sessions import list_sessions, show_session
 from fixtures.synth import generate_demo_home
 from tests.conftest import cli_env
 

@@ -16,9 +16,16 @@ from typer.testing import CliRunner
 
 from agentlake.cli import app
 from agentlake.errors import ConfigurationError
+from agentlake.ingest.run import ImportOptions, run_import
 from agentlake.load.catalog import open_for_write
-from agentlake.reports import REPORT_KINDS, ROWS_KEY, TOKEN_COLUMNS, ReportFilter, report, unpriced
-from agentlake.run import ImportOptions, run_import
+from agentlake.read.reports import (
+    REPORT_KINDS,
+    ROWS_KEY,
+    TOKEN_COLUMNS,
+    ReportFilter,
+    report,
+    unpriced,
+)
 from fixtures.synth import generate_demo_home
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"

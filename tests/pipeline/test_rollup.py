@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 import agentlake
 from agentlake.cli import app
 from agentlake.errors import ConfigurationError
+from agentlake.ingest.run import ImportOptions, run_import
 from agentlake.load.catalog import open_for_write
-from agentlake.reports import ReportFilter, report
-from agentlake.run import ImportOptions, run_import
+from agentlake.read.reports import ReportFilter, report
 from tests.conftest import FIXTURES
 
 Link = tuple[str, str, str, str | None]  # workspace, provider, session, parent

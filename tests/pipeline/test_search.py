@@ -14,8 +14,8 @@ import duckdb
 import pytest
 
 from agentlake.errors import ConfigurationError
-from agentlake.run import ImportOptions, run_import
-from agentlake.search import Atom, ParsedQuery, SearchFilter, parse_query, search
+from agentlake.ingest.run import ImportOptions, run_import
+from agentlake.read.search import Atom, ParsedQuery, SearchFilter, parse_query, search
 from tests.conftest import FIXTURES
 
 from .helpers import snapshot
@@ -143,7 +143,7 @@ def test_phrase_pages_are_the_same_from_the_window_and_from_sql(
 ) -> None:
     """Phrases are checked on the best candidates first, the window growing, and in SQL
     over every candidate past the largest window: all three give the same pages."""
-    import agentlake.search as searching
+    import agentlake.read.search as searching
 
     project = tmp_path / "home" / ".claude" / "projects" / "-home-dev-shop"
     project.mkdir(parents=True)
@@ -324,7 +324,7 @@ def test_reindex_rebuilds_an_index_that_lost_rows(
 
 
 def test_pages_neither_skip_nor_repeat_while_an_import_runs(tmp_path: Path) -> None:
-    from agentlake.search import search_page
+    from agentlake.read.search import search_page
 
     home = _home(tmp_path)
     path = home / ".claude" / "projects" / "-home-dev-api" / f"{SID_B}.jsonl"
@@ -354,7 +354,7 @@ def test_pages_neither_skip_nor_repeat_while_an_import_runs(tmp_path: Path) -> N
 
 
 def test_foreign_altered_or_mismatched_cursors_are_refused(catalog: Path, tmp_path: Path) -> None:
-    from agentlake.search import search_page
+    from agentlake.read.search import search_page
 
     page = search_page(catalog, "default", "cache", limit=1)
     assert page.next_cursor is not None
@@ -662,7 +662,7 @@ def test_a_read_only_connection_reads_the_collection_once(
     """No one can write a catalog while a read-only connection holds it, so its
     collection statistics (and the index's lag) are read on the first search only; a
     connection that can write reads them on every search."""
-    import agentlake.search as searching
+    import agentlake.read.search as searching
     from agentlake.load.search_index import Lag, lag
 
     reads: list[object] = []
@@ -705,7 +705,7 @@ def _whole_text_snippet(
 def test_a_snippet_reads_only_around_the_match_and_shows_what_the_whole_text_would() -> None:
     import random
 
-    from agentlake.search import snippet
+    from agentlake.read.search import snippet
 
     rng = random.Random(5)
     vocabulary = ["cache", "Caching", "bug", "parser", "loader", "x", "(cache)", "a/b", "ÉTÉ", "42"]

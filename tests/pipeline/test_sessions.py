@@ -14,10 +14,10 @@ import pyarrow as pa
 import pytest
 
 import agentlake
-from agentlake import cursors
 from agentlake.errors import ConfigurationError, NotFoundError
-from agentlake.run import ImportOptions, run_import
-from agentlake.sessions import (
+from agentlake.ingest.run import ImportOptions, run_import
+from agentlake.read import cursors
+from agentlake.read.sessions import (
     LISTED_COLUMNS,
     TIMELINE_COLUMNS,
     BucketCut,
@@ -626,7 +626,7 @@ def test_pinned_listing_handles_ties_and_falls_back_past_its_limit(
         assert all_pages_on(con, limit=1) == expected  # the tie of aaaa2… and bbbb…
     finally:
         con.close()
-    monkeypatch.setattr("agentlake.sessions.PIN_LIMIT", 3)
+    monkeypatch.setattr("agentlake.read.sessions.PIN_LIMIT", 3)
     con = duckdb.connect(str(catalog), read_only=True)
     try:
         assert all_pages_on(con, limit=2) == expected

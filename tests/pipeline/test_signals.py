@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from agentlake.run import ImportOptions, run_import
-from agentlake.signals import STOP_SECONDS
+from agentlake.ingest.run import ImportOptions, run_import
+from agentlake.ingest.signals import STOP_SECONDS
 from fixtures.synth import generate_claude_home
 
 from .helpers import scalar, snapshot, start_import

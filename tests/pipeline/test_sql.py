@@ -10,8 +10,8 @@ import duckdb
 import pytest
 
 from agentlake.errors import ConfigurationError
-from agentlake.queries import SCOPED_TABLES, SHARED_TABLES, scoped_sql
-from agentlake.run import ImportOptions, run_import
+from agentlake.ingest.run import ImportOptions, run_import
+from agentlake.read.queries import SCOPED_TABLES, SHARED_TABLES, scoped_sql
 from fixtures.synth import generate_claude_home
 from tests.conftest import CliRunner
 

@@ -1,6 +1,6 @@
 """Rich rendering of ``agentlake doctor`` results for the CLI.
 
-The library (:mod:`agentlake.doctor`) returns values; this module only lays them out as
+The library (:mod:`agentlake.read.doctor`) returns values; this module only lays them out as
 sections of tables on the console the CLI hands in, ending with a one-line verdict.
 Column policy (:mod:`agentlake.cli.render.tables`): paths and environment settings wrap at
 boundaries, never inside a word; below 120 columns a root's existence and permission
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from rich.console import Console
 
-from agentlake.doctor import DoctorReport, RootCheck, SessionDiagnosis
+from agentlake.read.doctor import DoctorReport, RootCheck, SessionDiagnosis
 
 from .tables import Column, Grid, count, is_wide, when
 

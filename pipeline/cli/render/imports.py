@@ -13,8 +13,8 @@ from pathlib import Path
 from rich.console import Console
 
 from agentlake.extract.providers import ProviderSpec
-from agentlake.plan import Plan
-from agentlake.run import ImportResult
+from agentlake.ingest.plan import Plan
+from agentlake.ingest.run import ImportResult
 
 from .tables import Column, Grid, count, is_wide
 

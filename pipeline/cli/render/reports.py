@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, Final
 import pyarrow as pa
 from rich.console import Console
 
-from agentlake.reports import Report, ReportFilter
+from agentlake.read.reports import Report, ReportFilter
 
 from .tables import Cell, Column, Grid, Id, Name, count, id_width, is_wide, say_nothing, usd, when
 
 if TYPE_CHECKING:
-    from agentlake.limits import LimitsReport
+    from agentlake.read.limits import LimitsReport
 
 Row = dict[str, Any]
 # (source column, header): the measures shown at full width, and below it.
@@ -303,7 +303,7 @@ def render_limits(console: Console, report: LimitsReport) -> None:
 
 
 def limits_grid(rows: pa.Table, title: str, *, wide: bool = True) -> Grid:
-    """A table of rate-limit snapshots (:data:`agentlake.limits.LIMIT_COLUMNS`); times
+    """A table of rate-limit snapshots (:data:`agentlake.read.limits.LIMIT_COLUMNS`); times
     without the year unless ``wide``."""
     grid = Grid(
         Column("provider", "label"),

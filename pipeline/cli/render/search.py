@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from rich.console import Console
 from rich.text import Text
 
-from agentlake.search import SearchHit, SearchPage
+from agentlake.read.search import SearchHit, SearchPage
 
 from .tables import Column, Grid, is_wide, say_nothing, when
 

@@ -1,7 +1,7 @@
 """Rendering of ``agentlake sessions list|show`` for the CLI: rich tables and timelines on
 the console the CLI hands in, and the streamed JSON document of ``sessions show``.
 
-The library (:mod:`agentlake.sessions`) returns values; this module only lays them out,
+The library (:mod:`agentlake.read.sessions`) returns values; this module only lays them out,
 under the column policies of :mod:`agentlake.cli.render.tables`: ids keep at least 8 characters,
 project names are elided only at a boundary, a model always comes with its provider,
 and the columns that matter least (event and prompt counts) go first at 80 columns.
@@ -17,8 +17,8 @@ from typing import Any
 import orjson
 from rich.console import Console
 
-from agentlake.session_detail import BucketCut, SessionDetail, TimelineCut
-from agentlake.sessions import SessionPage
+from agentlake.read.session_detail import BucketCut, SessionDetail, TimelineCut
+from agentlake.read.sessions import SessionPage
 
 from .reports import limits_grid
 from .tables import Column, Grid, count, is_wide, say_nothing, when

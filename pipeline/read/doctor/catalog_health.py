@@ -12,14 +12,14 @@ from typing import Any, get_args
 import duckdb
 
 from agentlake import sql
+from agentlake.errors import REMEDIES
+from agentlake.errors import RESTART_REMEDY as _RESTART
 from agentlake.extract.providers import ProviderSpec
 from agentlake.extract.sources import Root
+from agentlake.ingest.plan import Plan, make_plan, refusal_code, select_providers
 from agentlake.load.catalog import open_for_read
 from agentlake.load.checkpoint import Continuity, load_checkpoints
 
-from ..errors import REMEDIES
-from ..errors import RESTART_REMEDY as _RESTART
-from ..plan import Plan, make_plan, refusal_code, select_providers
 from .values import (
     RECENT_IMPORTS,
     CatalogCheck,

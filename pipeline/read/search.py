@@ -22,13 +22,12 @@ from typing import Any, Final, Literal, NamedTuple
 import duckdb
 
 from agentlake import sql
+from agentlake.errors import ConfigurationError
 from agentlake.load.catalog import CatalogRef, reading
 from agentlake.load.search_index import DuckDBSearchIndex, QueryTerm, lag
 from agentlake.load.terms import query_words
-
-from . import cursors
-from .errors import ConfigurationError
-from .names import event_kind, provider_id, session_named
+from agentlake.read import cursors
+from agentlake.read.names import event_kind, provider_id, session_named
 
 K1: Final = 1.2
 B: Final = 0.75

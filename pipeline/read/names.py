@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from .errors import ConfigurationError, NotFoundError
+from agentlake.errors import ConfigurationError, NotFoundError
 
 if TYPE_CHECKING:
     import duckdb

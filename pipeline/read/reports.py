@@ -26,10 +26,9 @@ import polars as pl
 import pyarrow as pa
 
 from agentlake import sql
+from agentlake.errors import ConfigurationError
 from agentlake.load.price_overrides import PriceOverrides, open_priced
-
-from .errors import ConfigurationError
-from .names import provider_id
+from agentlake.read.names import provider_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +187,7 @@ def report(
     if rollup and kind != "session":
         raise ConfigurationError(f"--rollup applies to the session report, not {kind}")
     if kind == "blocks":
-        from .blocks import blocks_report
+        from agentlake.read.blocks import blocks_report
 
         rows = _settle(_frame(blocks_report(catalog, workspace, flt, now=now, prices=prices)))
         return Report(kind, flt, rows.to_arrow(), None, _totals(rows))

@@ -8,18 +8,18 @@ import changed since (new events, new title, new token total) keeps its position
 values of the snapshot (``session_versions``, see ``sql/005_session_snapshots.sql``) —
 so paging through a listing neither skips nor repeats a session while imports run
 between pages. The cursor is signed with the catalog's secret and bound to the
-workspace, the filters and the ordering (:mod:`agentlake.cursors`).
+workspace, the filters and the ordering (:mod:`agentlake.read.cursors`).
 
 Pages come from SQL (``sql/queries/sessions_list.sql``). Given an open *read-only*
 connection, whose catalog cannot change while it is open (DuckDB's file lock keeps
 writers out), the listing of its snapshot is read once and later pages and filters are
 picked from it with polars — the same rows in the same order, without a query per page.
 
-**Detail** (:mod:`agentlake.session_detail`, its names re-exported here).
+**Detail** (:mod:`agentlake.read.session_detail`, its names re-exported here).
 :func:`show_session` resolves a full id or a unique prefix and returns the
 session's metadata, its token totals by model, its place in the tree of parent links
-with its own and its subtree's totals (:mod:`agentlake.rollup`), the latest rate-limit
-snapshot it carried (:mod:`agentlake.limits`), and its timeline (ts, then seq). By
+with its own and its subtree's totals (:mod:`agentlake.read.rollup`), the latest rate-limit
+snapshot it carried (:mod:`agentlake.read.limits`), and its timeline (ts, then seq). By
 default the timeline is bounded (:class:`TimelineBounds`): the newest events are kept
 first, and :class:`TimelineCut` says exactly how many events and bytes were left out of
 each bucket. ``bounds=None`` streams every event in chunks instead.
@@ -84,12 +84,11 @@ import polars as pl
 import pyarrow as pa
 
 from agentlake import sql
+from agentlake.errors import ConfigurationError
 from agentlake.load.catalog import CatalogRef, reading
-
-from . import cursors
-from .errors import ConfigurationError
-from .names import provider_ids
-from .session_detail import (
+from agentlake.read import cursors
+from agentlake.read.names import provider_ids
+from agentlake.read.session_detail import (
     DEFAULT_BOUNDS,
     TIMELINE_COLUMNS,
     BucketCut,
@@ -101,7 +100,7 @@ from .session_detail import (
     TimelineStream,
     show_session,
 )
-from .utc_tables import in_utc
+from agentlake.read.utc_tables import in_utc
 
 __all__ = [
     "DEFAULT_BOUNDS",

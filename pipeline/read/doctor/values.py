@@ -1,4 +1,4 @@
-"""The values a diagnosis returns, and their JSON shapes (see :mod:`agentlake.doctor`)."""
+"""The values a diagnosis returns, and their JSON shapes (see :mod:`agentlake.read.doctor`)."""
 
 from __future__ import annotations
 

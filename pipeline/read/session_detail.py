@@ -15,13 +15,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from agentlake import sql
+from agentlake.errors import ConfigurationError
 from agentlake.load.catalog import CatalogRef, reading
-
-from .errors import ConfigurationError
-from .limits import latest_limits
-from .names import session_named
-from .rollup import SessionTree, session_tree
-from .utc_tables import in_utc, naive_in_utc, utc_schema
+from agentlake.read.limits import latest_limits
+from agentlake.read.names import session_named
+from agentlake.read.rollup import SessionTree, session_tree
+from agentlake.read.utc_tables import in_utc, naive_in_utc, utc_schema
 
 Bucket = Literal["prompts", "responses", "tools"]
 

@@ -20,9 +20,8 @@ import duckdb
 import orjson
 import pyarrow as pa
 
+from agentlake.errors import ConfigurationError
 from agentlake.load.price_overrides import PriceOverrides, open_priced
-
-from .errors import ConfigurationError
 
 # Views of one workspace's rows, under the names of the catalog's tables and views.
 SCOPED_TABLES: Final = (

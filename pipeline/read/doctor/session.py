@@ -10,15 +10,15 @@ from typing import Literal
 import duckdb
 
 from agentlake import sql
+from agentlake.errors import REMEDIES, ConfigurationError
+from agentlake.errors import RESTART_REMEDY as _RESTART
 from agentlake.extract.providers import ProviderSpec, by_id
 from agentlake.extract.sources import HEAD_BYTES, head_mentions, walk_unowned
+from agentlake.ingest.plan import Plan, PlannedSource, make_plan, select_providers
 from agentlake.load.catalog import open_for_read
 from agentlake.load.checkpoint import Checkpoint, load_checkpoints
+from agentlake.read.names import MIN_PREFIX
 
-from ..errors import REMEDIES, ConfigurationError
-from ..errors import RESTART_REMEDY as _RESTART
-from ..names import MIN_PREFIX
-from ..plan import Plan, PlannedSource, make_plan, select_providers
 from .session_values import FileCandidate, SessionDiagnosis, SessionRecord, SessionSource
 from .values import (
     IMPORT_REMEDY,

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import orjson
 
-from .errors import ConfigurationError
+from agentlake.errors import ConfigurationError
 
 VERSION: Final = "v1"
 _MAC_BYTES: Final = 16

@@ -9,13 +9,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final, Literal, cast
 
+from agentlake.errors import SourceErrorCode
 from agentlake.extract.providers import REGISTRY, ProviderSpec, resolve
 from agentlake.extract.sources import RefusedPath, Root, SourceFile, open_regular, walk_root
 from agentlake.load.checkpoint import Checkpoint, Continuity, document_digest, window_digest
+from agentlake.read.names import provider_ids
 from agentlake.transform.redact import POLICY_VERSION
-
-from .errors import SourceErrorCode
-from .names import provider_ids
 
 Action = Literal["read", "skip", "refuse"]
 

@@ -19,8 +19,7 @@ import pyarrow as pa
 
 from agentlake import sql
 from agentlake.load.catalog import reading
-
-from .reports import ReportFilter
+from agentlake.read.reports import ReportFilter
 
 JSON_VERSION: Final = 1
 LIMIT_COLUMNS: Final = (

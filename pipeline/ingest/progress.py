@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
-    from .plan import Plan, PlannedSource
+    from agentlake.ingest.plan import Plan, PlannedSource
 
 # How an import shows its progress: a bar on a terminal (auto), lines, or nothing.
 ProgressMode = Literal["auto", "lines", "none"]

@@ -27,11 +27,15 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import pyarrow as pa
 
+from agentlake.config import parse_size
+from agentlake.errors import ConfigurationError, ImportStopped, SourceError, SourceErrorCode
 from agentlake.extract.extract import ExtractBatch, ExtractLimits, extract_source
 from agentlake.extract.jsonl import Reject
 from agentlake.extract.providers import ProviderSpec, by_id
 from agentlake.extract.rows import RowSink, build_tagged
 from agentlake.extract.sources import SourceFile
+from agentlake.ingest.plan import Plan, PlannedSource, continuity_of, make_plan, select_providers
+from agentlake.ingest.progress import NullReporter, Reporter
 from agentlake.load.catalog import open_for_read, open_for_write
 from agentlake.load.checkpoint import (
     Continuity,
@@ -49,11 +53,6 @@ from agentlake.load.load import (
 )
 from agentlake.load.refusals import Refusal, record_refusals
 from agentlake.transform.redact import POLICY_VERSION
-
-from .config import parse_size
-from .errors import ConfigurationError, ImportStopped, SourceError, SourceErrorCode
-from .plan import Plan, PlannedSource, continuity_of, make_plan, select_providers
-from .progress import NullReporter, Reporter
 
 if TYPE_CHECKING:
     from agentlake.load.search_index import Progress, PublishResult
@@ -415,7 +414,7 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
                 result.sources.append(exc.outcome)
             stopped = isinstance(exc, (KeyboardInterrupt, ImportStopped))
             if stopped:
-                # A stopped run ends within seconds of the request (agentlake.signals):
+                # A stopped run ends within seconds of the request (agentlake.ingest.signals):
                 # the next open replays the write-ahead log instead of this close.
                 con.execute("PRAGMA disable_checkpoint_on_shutdown")
             if isinstance(exc, ImportStopped):
@@ -482,9 +481,8 @@ class IndexOptions:
 def run_index(options: IndexOptions) -> PublishResult:
     """Bring the workspace's search index up to date, under the writer lock (as an
     import takes it), without reading any source."""
+    from agentlake.errors import NotFoundError
     from agentlake.load.search_index import publish
-
-    from .errors import NotFoundError
 
     if not options.catalog.is_file():
         raise NotFoundError(

@@ -38,8 +38,7 @@ import pyarrow as pa
 
 from agentlake import sql
 from agentlake.load.price_overrides import PriceOverrides
-
-from .reports import TOKEN_COLUMNS, ReportFilter, report_connection
+from agentlake.read.reports import TOKEN_COLUMNS, ReportFilter, report_connection
 
 _US_PER_MINUTE: Final = 60_000_000
 _US_PER_HOUR: Final = 60 * _US_PER_MINUTE

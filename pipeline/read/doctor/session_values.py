@@ -8,9 +8,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import REMEDIES
-from ..errors import RESTART_REMEDY as _RESTART
-from ..plan import PlannedSource, refusal_code
+from agentlake.errors import REMEDIES
+from agentlake.errors import RESTART_REMEDY as _RESTART
+from agentlake.ingest.plan import PlannedSource, refusal_code
+
 from .values import (
     IMPORT_REMEDY,
     JSON_VERSION,
