@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentlake.extract.extract import ExtractLimits
-from agentlake.ingest.run import ImportOptions, memory_budget, run_import
+from agentlake.ingest.budget import memory_budget
+from agentlake.ingest.run import ImportOptions, run_import
 from agentlake.load.catalog import open_for_write
 from agentlake.load.load import CatalogWriter, CommitResult, Piece, batch_events
 from agentlake.load.search_index import publish

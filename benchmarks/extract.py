@@ -18,8 +18,8 @@ from pathlib import Path
 
 from agentlake.extract.extract import ExtractLimits, extract_source
 from agentlake.extract.providers import by_id
+from agentlake.ingest.budget import memory_budget
 from agentlake.ingest.plan import make_plan
-from agentlake.ingest.run import memory_budget
 
 
 def extract_home(home: Path, limits: ExtractLimits, *, build: bool) -> dict[str, Counter[str]]:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import typer
 
-from agentlake.ingest.run import fewer_collections
+from agentlake.ingest.budget import fewer_collections
 
 from . import doctor, imports, prices, providers, reports, search, sessions, sql
 

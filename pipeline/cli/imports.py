@@ -12,12 +12,12 @@ import typer
 
 from agentlake.errors import ConfigurationError
 from agentlake.extract.extract import ExtractLimits
+from agentlake.ingest.budget import check_memory_limit
 from agentlake.ingest.plan import Plan, PlannedSource
 from agentlake.ingest.progress import ProgressMode
 from agentlake.ingest.run import (
     ImportOptions,
     ImportResult,
-    check_memory_limit,
     default_home,
     plan_import,
     run_import,

@@ -742,12 +742,12 @@ def test_withdrawals_sharing_a_commit_give_the_catalog_of_one_commit_per_piece(
     """A piece that withdraws rows joins the pieces queued before it when they are of
     other sessions (else it starts a commit), and the pieces after it may share its
     commit: the catalog equals one where every piece is committed alone."""
-    from agentlake.ingest import run as running
+    from agentlake.ingest import committer as running
 
     home = tmp_path / "home"
     generate_gemini_home(home, sessions=5)  # every kind of withdrawal: sessions 1, 3 and 4
     commits: list[list[bool]] = []  # per commit, whether each of its pieces withdraws
-    submit, init = running._Committer.submit, running._Committer.__init__
+    submit, init = running.Committer.submit, running.Committer.__init__
     unbounded = False  # commits without a size limit: only withdrawals end them
 
     def recorded(self: Any) -> None:
@@ -760,8 +760,8 @@ def test_withdrawals_sharing_a_commit_give_the_catalog_of_one_commit_per_piece(
         if unbounded:
             self.max_records, self.max_bytes = 1 << 60, None
 
-    monkeypatch.setattr(running._Committer, "submit", recorded)
-    monkeypatch.setattr(running._Committer, "__init__", made)
+    monkeypatch.setattr(running.Committer, "submit", recorded)
+    monkeypatch.setattr(running.Committer, "__init__", made)
     catalogs = {}
     for name, limits in (
         ("alone", ExtractLimits(batch_lines=1)),  # one line per piece and per commit

@@ -261,13 +261,13 @@ def test_a_failed_run_leaves_a_failed_receipt_and_its_committed_batches(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from agentlake.ingest import run as run_module
+    from agentlake.ingest.committer import run_source as original
     from agentlake.ingest.run import ImportOptions, run_import
 
     home = tmp_path / "home"
     generate_claude_home(home, sessions=4)
     catalog = tmp_path / "c.duckdb"
     calls = {"n": 0}
-    original = run_module._run_source
 
     def failing(*args: object) -> object:
         calls["n"] += 1
@@ -275,12 +275,12 @@ def test_a_failed_run_leaves_a_failed_receipt_and_its_committed_batches(
             raise RuntimeError("disk went away")
         return original(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(run_module, "_run_source", failing)
+    monkeypatch.setattr(run_module, "run_source", failing)
     with pytest.raises(RuntimeError):
         run_import(ImportOptions(catalog=catalog, workspace="default", home=home, env={}))
     assert scalar(catalog, "SELECT status FROM imports") == "failed"
     assert "disk went away" in scalar(catalog, "SELECT CAST(detail AS VARCHAR) FROM imports")
-    monkeypatch.setattr(run_module, "_run_source", original)
+    monkeypatch.setattr(run_module, "run_source", original)
     result = run_import(ImportOptions(catalog=catalog, workspace="default", home=home, env={}))
     assert result.exit_code == 0
     clean = tmp_path / "clean.duckdb"

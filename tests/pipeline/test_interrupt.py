@@ -153,7 +153,7 @@ def test_an_abort_while_a_commit_is_written_keeps_the_receipt_true(
     """A second signal raises KeyboardInterrupt in the reading thread, mid-source, while
     the loader thread may be writing the commit before: that commit finishes, the
     receipt's committed bytes are exactly the checkpoints', and the next run resumes."""
-    from agentlake.ingest import run as running
+    from agentlake.ingest import committer as running
 
     home = tmp_path / "home"
     stats = generate_claude_corpus(home, seed=5, target_lines=6_000)

@@ -110,7 +110,7 @@ def test_the_receipts_peak_rss_is_the_process_own() -> None:
     for i in range(0, len(ballast), 4096):
         ballast[i] = 1
     probe = (
-        "import resource; from agentlake.ingest.run import peak_rss_bytes; "
+        "import resource; from agentlake.ingest.budget import peak_rss_bytes; "
         "print(peak_rss_bytes(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
@@ -122,7 +122,7 @@ def test_the_receipts_peak_rss_is_the_process_own() -> None:
 
 def test_the_ceiling_splits_into_duckdb_and_commit_sizes() -> None:
     from agentlake.extract.extract import ExtractLimits
-    from agentlake.ingest.run import memory_budget
+    from agentlake.ingest.budget import memory_budget
 
     limits = ExtractLimits()
     assert memory_budget(None, limits) == (None, limits)

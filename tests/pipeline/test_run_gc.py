@@ -8,7 +8,7 @@ import gc
 
 import pytest
 
-from agentlake.ingest.run import GC_THRESHOLD, fewer_collections
+from agentlake.ingest.budget import GC_THRESHOLD, fewer_collections
 
 
 def test_the_threshold_is_raised_inside_and_restored_after_even_on_error() -> None:
