@@ -32,6 +32,8 @@ class Budget:
 BUDGETS: Final[tuple[Budget, ...]] = (
     Budget("import_records_per_s", 100_000, False, "records/s", "import_full",
            "full import throughput (CLI, process start included)"),
+    Budget("usage_ready_records_per_s", 100_000, False, "records/s", "import_usage_ready",
+           "usage-ready import throughput (--no-index; CLI, process start included)"),
     Budget("import_peak_rss_bytes", 1 << 30, True, "bytes", "import_full",
            "peak RSS of the import phases (process tree)"),
     Budget("rerun_unchanged_s", 1.0, True, "s", "rerun_unchanged",

@@ -6,7 +6,10 @@ Phases (``PHASES``), each with a ``status`` of ``pending``, ``running``, ``ok``,
 
 ``generate``          write the seeded corpus (``benchmarks.corpus``) and profile it
 ``import_full``       ``agentlake import --json`` on the fresh home (CLI subprocess)
-``rerun_unchanged``   the same command again, nothing changed
+``import_usage_ready`` ``agentlake import --no-index --json`` of the same home into a
+                      catalog of its own: events, usage and sessions, no search index
+``index_alone``       ``agentlake index --json`` on that catalog: the publish step alone
+``rerun_unchanged``   the same command as ``import_full`` again, nothing changed
 ``append_1pct``       append 1 % new records to existing transcripts, import again
 ``search``            drawn queries through the library (warm-up, then timed), plus a few
                       CLI samples that include process start
@@ -83,7 +86,8 @@ __all__ = ["ARTIFACT_VERSION", "OUTCOMES", "PHASES", "PHASE_STATUSES", "Settings
 
 ARTIFACT_VERSION: Final = 1
 PHASES: Final = (
-    "generate", "import_full", "rerun_unchanged", "append_1pct", "search",
+    "generate", "import_full", "import_usage_ready", "index_alone", "rerun_unchanged",
+    "append_1pct", "search",
     "sessions_listing", "reports", "report_daily_cli", "ccusage_daily", "import_floor",
 )  # fmt: skip
 PhaseStatus = Literal["pending", "running", "ok", "skipped", "error", "interrupted"]
@@ -138,6 +142,11 @@ class _Context:
     @property
     def catalog(self) -> Path:
         return self.work / "catalog.duckdb"
+
+    @property
+    def usage_ready(self) -> Path:
+        """The catalog of the import without the publish step (then indexed alone)."""
+        return self.work / "usage-ready.duckdb"
 
 
 # --------------------------------------------------------------------------- profile
@@ -246,10 +255,10 @@ def _cli(*args: str | Path) -> list[str]:
     return [sys.executable, "-m", "agentlake", *map(str, args)]
 
 
-def _run_import(ctx: _Context) -> dict[str, Any]:
+def _run_import(ctx: _Context, *options: str, catalog: Path | None = None) -> dict[str, Any]:
     """``agentlake import --json`` over the home; the receipt's figures and memory."""
     run = run_child(
-        _cli("import", "--home", ctx.home, "--catalog", ctx.catalog, "--json"),
+        _cli("import", "--home", ctx.home, "--catalog", catalog or ctx.catalog, "--json", *options),
         env=ctx.env, sample_rss=True, timeout=IMPORT_TIMEOUT_S,
     )  # fmt: skip
     if run.returncode not in (0, 1):
@@ -317,6 +326,28 @@ def phase_generate(ctx: _Context) -> dict[str, Any]:
 def phase_import_full(ctx: _Context) -> dict[str, Any]:
     """The first import of the whole home."""
     return _run_import(ctx)
+
+
+def phase_import_usage_ready(ctx: _Context) -> dict[str, Any]:
+    """The first import of the whole home without the publish step (``--no-index``)."""
+    remove_catalog(ctx.usage_ready)
+    return _run_import(ctx, "--no-index", catalog=ctx.usage_ready)
+
+
+def phase_index_alone(ctx: _Context) -> dict[str, Any]:
+    """The publish step alone (``agentlake index``) on the usage-ready catalog."""
+    run = run_child(
+        _cli("index", "--catalog", ctx.usage_ready, "--json"),
+        env=ctx.env, sample_rss=True, timeout=IMPORT_TIMEOUT_S,
+    )  # fmt: skip
+    if run.returncode != 0:
+        raise PhaseError(f"agentlake index exited {run.returncode}: {run.stderr.strip()[-800:]}")
+    published = json.loads(run.stdout)
+    return {
+        "seconds": run.seconds, "samples_s": [run.seconds], "indexed": published["indexed"],
+        "events_per_s": published["indexed"] / run.seconds, **_cpu(run, published["indexed"]),
+        **_memory(run, published),
+    }  # fmt: skip
 
 
 def phase_rerun_unchanged(ctx: _Context) -> dict[str, Any]:
@@ -423,6 +454,8 @@ def phase_import_floor(ctx: _Context) -> dict[str, Any]:
 _PHASE_FUNCTIONS: Final[dict[str, Callable[[_Context], dict[str, Any]]]] = {
     "generate": phase_generate,
     "import_full": phase_import_full,
+    "import_usage_ready": phase_import_usage_ready,
+    "index_alone": phase_index_alone,
     "rerun_unchanged": phase_rerun_unchanged,
     "append_1pct": phase_append_1pct,
     "search": phase_search,
@@ -446,9 +479,11 @@ def measurements(figures: dict[str, dict[str, Any]]) -> dict[str, float | None]:
         return float(value) if isinstance(value, int | float) else None
 
     rss = [max(figures[p]["peak_rss_bytes"], figures[p]["ru_maxrss_bytes"])
-           for p in ("import_full", "rerun_unchanged", "append_1pct") if p in figures]  # fmt: skip
+           for p in ("import_full", "import_usage_ready", "index_alone", "rerun_unchanged",
+                     "append_1pct") if p in figures]  # fmt: skip
     return {
         "import_records_per_s": get("import_full", "records_per_s"),
+        "usage_ready_records_per_s": get("import_usage_ready", "records_per_s"),
         "import_peak_rss_bytes": float(max(rss)) if rss else None,
         "rerun_unchanged_s": get("rerun_unchanged", "seconds"),
         "append_1pct_ratio": get("append_1pct", "ratio"),

@@ -35,16 +35,23 @@ from benchmarks.measure import percentile
 from tests.conftest import REPO, cli_env
 
 PHASES = (
-    "generate", "import_full", "rerun_unchanged", "append_1pct", "search",
-    "sessions_listing", "reports", "report_daily_cli", "ccusage_daily", "import_floor",
+    "generate", "import_full", "import_usage_ready", "index_alone", "rerun_unchanged",
+    "append_1pct", "search", "sessions_listing", "reports", "report_daily_cli", "ccusage_daily",
+    "import_floor",
 )  # fmt: skip
 PHASE_STATUSES = {"pending", "running", "ok", "skipped", "error", "interrupted"}
 BUDGET_NAMES = {
-    "import_records_per_s", "import_peak_rss_bytes", "rerun_unchanged_s", "append_1pct_ratio",
+    "import_records_per_s", "usage_ready_records_per_s", "import_peak_rss_bytes", "rerun_unchanged_s", "append_1pct_ratio",
     "search_p95_s", "sessions_list_p95_s", "report_daily_s", "daily_vs_ccusage_ratio",
 }  # fmt: skip
 DEPENDENCIES = {"agentlake", "duckdb", "polars", "pyarrow", "orjson", "genai-prices"}
-IMPORT_PHASES = ("import_full", "rerun_unchanged", "append_1pct")
+IMPORT_PHASES = (
+    "import_full",
+    "import_usage_ready",
+    "index_alone",
+    "rerun_unchanged",
+    "append_1pct",
+)
 SMOKE_ARGS = ("--events", "4000", "--seed", "3", "--record-only", "--search-queries", "50",
               "--search-rounds", "1", "--report-samples", "3")  # fmt: skip
 Json = dict[str, Any]
@@ -239,6 +246,13 @@ def test_smoke_import_phases_measure_memory_and_changes(smoke: tuple[Json, str])
         full["records"] * cores / (full["cpu_user_seconds"] + full["cpu_system_seconds"])
     )
     assert full["records_per_s_at_full_cores"] >= full["records_per_s"] * 0.95
+    # The usage-ready import reads the same records; the publish step alone then indexes
+    # the events the full import indexed.
+    ready, alone = phases["import_usage_ready"], phases["index_alone"]
+    assert ready["records"] == full["records"] and ready["events"] == full["events"]
+    assert ready["records_per_s"] == pytest.approx(ready["records"] / ready["seconds"])
+    assert 0 < alone["indexed"] <= full["events"]
+    assert alone["events_per_s"] == pytest.approx(alone["indexed"] / alone["seconds"])
     assert phases["rerun_unchanged"]["records"] == 0
     assert phases["rerun_unchanged"]["sources_opened"] == 0
     append = phases["append_1pct"]
