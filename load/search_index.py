@@ -318,6 +318,9 @@ def publish(
     params = {"workspace": workspace}
     try:
         withdrawn = _apply_withdrawals(index, slice_bytes, fault)
+        # Every event of the imports up to here is in the slices (the writer's lock
+        # keeps any other import out until this step ends).
+        through = _count(con, "SELECT coalesce(max(import_id), -1) FROM imports")
         slices = _make_slices(con, workspace, above(watermark(con, workspace)), slice_bytes)
         indexed = 0
         for number in range(slices + 1):
@@ -338,6 +341,7 @@ def publish(
                 tell("slice", number)
             tell("committed", number)
         con.execute("DROP TABLE IF EXISTS publish_slices")
+        con.execute(sql.inline(_COMPLETE_THROUGH, {**params, "through": through}))
     finally:
         index.close()
     compact(con, faults=faults)
@@ -365,12 +369,14 @@ def rebuild(
             index.clear()
             con.execute("DELETE FROM search_withdrawn WHERE workspace = $workspace", params)
             con.execute("DELETE FROM search_watermark WHERE workspace = $workspace", params)
+            through = _count(con, "SELECT coalesce(max(import_id), -1) FROM imports")
             slices = _make_slices(con, workspace, "true", slice_bytes)
             indexed = 0
             for number in range(slices):
                 indexed += index.add(_slice_events(con, workspace, number))
             if slices:
                 con.execute(sql.inline(_MOVE_WATERMARK, {**params, "slice": slices - 1}))
+            con.execute(sql.inline(_COMPLETE_THROUGH, {**params, "through": through}))
             index.unstage()
             con.execute("DROP TABLE IF EXISTS publish_slices")
             fault("index")
@@ -443,23 +449,35 @@ def _apply_withdrawals(index: DuckDBSearchIndex, slice_bytes: int, fault: FaultH
     return len(gone)
 
 
-def watermark(con: duckdb.DuckDBPyConnection, workspace: str) -> tuple[int, str]:
-    """The workspace's watermark, (import_id, event_id): (-1, '') before any event was
-    indexed."""
+class Watermark(NamedTuple):
+    """Where a workspace's index ends: the last event indexed, in (import_id, event_id)
+    order, and the import through which every event is at or below it (-1: none)."""
+
+    import_id: int
+    event_id: str
+    through_import: int = -1
+
+
+def watermark(con: duckdb.DuckDBPyConnection, workspace: str) -> Watermark:
+    """The workspace's :class:`Watermark`: (-1, '', -1) before any event was indexed."""
     row = con.execute(
-        "SELECT import_id, event_id FROM search_watermark WHERE workspace = $workspace",
+        "SELECT import_id, event_id, coalesce(through_import, -1) FROM search_watermark "
+        "WHERE workspace = $workspace",
         {"workspace": workspace},
     ).fetchone()
-    return (int(row[0]), str(row[1])) if row else (-1, "")
+    return Watermark(int(row[0]), str(row[1]), int(row[2])) if row else Watermark(-1, "")
 
 
-def above(mark: tuple[int, str]) -> str:
+def above(mark: Watermark) -> str:
     """SQL over an event ``e`` that holds when it is above the watermark ``mark``, with
-    the watermark as constants: the first comparison prunes the scan by the events'
-    import ids (the events of the imports before are never read)."""
-    import_id, event_id = sql.constant(mark[0]), sql.constant(mark[1])
+    the watermark as constants: the import-id comparisons prune the scan by the events'
+    import ids (the events of the imports before, or through the complete one, are
+    never read)."""
+    import_id, event_id = sql.constant(mark.import_id), sql.constant(mark.event_id)
+    through = sql.constant(mark.through_import)
     return (
-        f"(e.import_id >= {import_id} AND (e.import_id > {import_id} OR e.event_id > {event_id}))"
+        f"(e.import_id > {through} AND e.import_id >= {import_id} "
+        f"AND (e.import_id > {import_id} OR e.event_id > {event_id}))"
     )
 
 
@@ -480,9 +498,17 @@ FROM sized
 """
 
 _MOVE_WATERMARK: Final = """
-INSERT OR REPLACE INTO search_watermark
+INSERT INTO search_watermark (workspace, import_id, event_id)
 SELECT $workspace, import_id, event_id FROM publish_slices
 WHERE slice = $slice ORDER BY import_id DESC, event_id DESC LIMIT 1
+ON CONFLICT (workspace) DO UPDATE SET import_id = excluded.import_id, event_id = excluded.event_id
+"""
+
+# A publish step that reached the end: the index is complete through $through.
+_COMPLETE_THROUGH: Final = """
+INSERT INTO search_watermark (workspace, import_id, event_id, through_import)
+VALUES ($workspace, -1, '', $through)
+ON CONFLICT (workspace) DO UPDATE SET through_import = excluded.through_import
 """
 
 

@@ -23,7 +23,7 @@ CREATE TABLE IF NOT EXISTS search_withdrawn (
     event_id   VARCHAR NOT NULL
 );
 
-INSERT INTO search_watermark
+INSERT INTO search_watermark (workspace, import_id, event_id)
 SELECT e.workspace, e.import_id, max(e.event_id)
 FROM events e
 JOIN (SELECT workspace, max(import_id) AS import_id FROM events GROUP BY workspace) m

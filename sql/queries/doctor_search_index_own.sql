@@ -6,13 +6,15 @@
 -- that no longer exist).
 -- Parameters: $workspace
 WITH w AS (
-    SELECT coalesce(max(import_id), -1) AS import_id, coalesce(max(event_id), '') AS event_id
+    SELECT coalesce(max(import_id), -1) AS import_id, coalesce(max(event_id), '') AS event_id,
+           coalesce(max(through_import), -1) AS through_import
     FROM search_watermark WHERE workspace = $workspace
 ), gone AS (
     SELECT DISTINCT event_id FROM search_withdrawn WHERE workspace = $workspace
 ), texts AS (
     SELECT e.event_id, concat_ws(' ', e.text, CAST(e.tool_input AS VARCHAR)) AS text,
-           (e.import_id > w.import_id OR (e.import_id = w.import_id AND e.event_id > w.event_id)
+           ((e.import_id > w.through_import AND (e.import_id > w.import_id
+             OR (e.import_id = w.import_id AND e.event_id > w.event_id)))
             OR e.event_id IN (SELECT event_id FROM gone)) AS lagging
     FROM events e, w
     WHERE e.workspace = $workspace AND (e.text IS NOT NULL OR e.tool_input IS NOT NULL)

@@ -19,9 +19,11 @@ from agentlake.load.load import CatalogWriter
 from agentlake.load.search_index import (
     DuckDBSearchIndex,
     SearchIndex,
+    above,
     lag,
     publish,
     rebuild,
+    watermark,
 )
 from agentlake.read.search import search_page
 from tests.pipeline.helpers import scalar, snapshot
@@ -157,6 +159,24 @@ def test_the_lag_counts_the_events_above_the_watermark(tmp_path: Path) -> None:
     assert _publish(catalog) == (0, 0)  # nothing left: the watermark is at the newest event
 
 
+def test_a_finished_publish_step_is_complete_through_the_newest_import(tmp_path: Path) -> None:
+    """A publish step that reached the end records the import through which the index is
+    complete, so the next one selects events by import id alone (none of that import's
+    events are read again); one that stopped early leaves it where it was."""
+    home = _home(tmp_path)
+    catalog = tmp_path / "c.duckdb"
+    _import(home, catalog, index=False)
+    newest = int(scalar(catalog, "SELECT max(import_id) FROM imports"))
+    with open_for_write(catalog) as con:
+        assert publish(con, "default", slice_bytes=64, stop=lambda: True).stopped
+        assert watermark(con, "default").through_import == -1
+        publish(con, "default")
+        mark = watermark(con, "default")
+    assert mark.through_import == newest
+    assert f"e.import_id > {newest} AND" in above(mark)
+    assert _publish(catalog) == (0, 0)
+
+
 def test_the_index_interface_adds_queries_and_removes(tmp_path: Path) -> None:
     """Search and the publish step reach the index through :class:`SearchIndex`
     alone: events in, a query's terms out, events removed."""
@@ -231,7 +251,7 @@ def test_a_catalog_indexed_in_its_commits_migrates_to_an_up_to_date_watermark(
     before = snapshot(catalog, (*INDEX_TABLES, "search_watermark"))
     with duckdb.connect(str(catalog)) as con:
         con.execute("DELETE FROM search_watermark")
-        con.execute("DELETE FROM schema_version WHERE version = 14")
+        con.execute("DELETE FROM schema_version WHERE version >= 14")
     with open_for_write(catalog) as con:  # migrates again
         assert lag(con, "default").events == 0
         assert publish(con, "default").indexed == 0
