@@ -55,16 +55,27 @@ lint: relink ## ruff and mypy --strict
 
 BENCH_PROVIDERS := claude,codex,gemini,cursor
 
-bench: relink ## benchmark 1,000,000 generated events of all four providers (writes test-results/benchmark.json)
-	$(PY) -m benchmarks --events 1000000 --seed 1 --providers $(BENCH_PROVIDERS)
+# ccusage, the daily report's point of comparison, from npm into .cache (skipped without npm:
+# the benchmark then records the comparison as skipped).
+CCUSAGE_DIR := .cache/ccusage
+CCUSAGE_VERSION := 20.0.24
+
+$(CCUSAGE_DIR)/node_modules/.bin/ccusage:
+	@if command -v npm >/dev/null; then \
+		npm install --silent --no-save --no-audit --no-fund --prefix $(CCUSAGE_DIR) ccusage@$(CCUSAGE_VERSION); \
+	else echo "npm not found: the ccusage comparison will be skipped"; fi
+
+bench: relink $(CCUSAGE_DIR)/node_modules/.bin/ccusage ## benchmark 1,000,000 generated events of all four providers (writes test-results/benchmark.json)
+	$(PY) -m benchmarks --events 1000000 --seed 1 --providers $(BENCH_PROVIDERS) --ccusage-dir $(CCUSAGE_DIR)
 
 bench-smoke: relink ## a small benchmark run, budgets recorded but not enforced (test-results/benchmark-smoke.json)
 	$(PY) -m benchmarks --events 4000 --seed 1 --providers $(BENCH_PROVIDERS) --record-only \
-		--search-queries 50 --search-rounds 1 --report-samples 3 --out test-results/benchmark-smoke.json
+		--search-queries 50 --search-rounds 1 --report-samples 3 --cli-rounds 1 --no-cold-rerun \
+		--out test-results/benchmark-smoke.json
 
 golden: ## regenerate ccusage golden files (needs npm; see fixtures/README.md)
 	npm install --no-save ccusage@20.0.24
 	$(PY) fixtures/regen_golden.py
 
 clean: ## remove the environment and generated files
-	rm -rf $(VENV) $(DEMO) build dist test-results .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(DEMO) build dist test-results .cache .pytest_cache .mypy_cache .ruff_cache

@@ -123,6 +123,23 @@ def parser() -> argparse.ArgumentParser:
         default=9,
         help="timed calls of each report (default: 9)",
     )
+    p.add_argument(
+        "--rerun-samples",
+        type=_positive_int,
+        default=3,
+        help="no-change re-runs timed, warm and cold each (default: 3)",
+    )
+    p.add_argument(
+        "--cli-rounds",
+        type=_positive_int,
+        default=5,
+        help="timed runs of each command through the CLI (default: 5)",
+    )
+    p.add_argument(
+        "--no-cold-rerun",
+        action="store_true",
+        help="do not drop the page cache for the cold re-run (the phase is skipped)",
+    )
     return p
 
 
@@ -137,7 +154,8 @@ def settings_from(args: argparse.Namespace, argv: Sequence[str]) -> Settings:
         work=args.dir, ccusage_dir=args.ccusage_dir, enforce_budgets=not args.record_only,
         strict=args.strict, max_wall_s=args.max_wall, search_queries=args.search_queries,
         search_rounds=args.search_rounds, report_samples=args.report_samples,
-        argv=tuple(argv),
+        rerun_samples=args.rerun_samples, cli_rounds=args.cli_rounds,
+        cold_rerun=not args.no_cold_rerun, argv=tuple(argv),
     )  # fmt: skip
 
 

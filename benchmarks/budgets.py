@@ -24,28 +24,39 @@ class Budget:
     name: str
     goal: float
     at_most: bool
-    unit: Literal["records/s", "bytes", "s", "ratio"]
+    unit: Literal["records/s", "bytes", "s", "ratio", "cores"]
     phase: str
     label: str
 
 
 BUDGETS: Final[tuple[Budget, ...]] = (
-    Budget("import_records_per_s", 100_000, False, "records/s", "import_full",
-           "full import throughput (CLI, process start included)"),
     Budget("usage_ready_records_per_s", 100_000, False, "records/s", "import_usage_ready",
-           "usage-ready import throughput (--no-index; CLI, process start included)"),
+           "usage-ready import (--no-index; CLI, process start included)"),
+    Budget("import_floor_ratio", 1.5, True, "ratio", "import_floor",
+           "full import CPU / floor CPU (same run, per record)"),
+    Budget("import_cores_busy", 1.8, False, "cores", "import_full",
+           "full import cores busy (CPU / wall)"),
+    Budget("index_floor_ratio", 1.3, True, "ratio", "import_floor",
+           "index step alone CPU / its floor CPU (per record)"),
     Budget("import_peak_rss_bytes", 1 << 30, True, "bytes", "import_full",
-           "peak RSS of the import phases (process tree)"),
+           "peak RSS of any import phase (process tree)"),
+    Budget("provider_rate_spread", 2.0, True, "ratio", "import_by_provider",
+           "fastest / slowest provider records/s (usage-ready)"),
     Budget("rerun_unchanged_s", 1.0, True, "s", "rerun_unchanged",
-           "re-run with nothing changed (CLI)"),
+           "no-change re-run, warm page cache (CLI, median)"),
+    Budget("rerun_cold_s", 1.5, True, "s", "rerun_cold",
+           "no-change re-run, cold page cache (CLI, median)"),
+    Budget("cli_read_p50_s", 0.25, True, "s", "cli_latency",
+           "slowest read command through the CLI (median)"),
+    Budget("cli_help_p50_s", 0.15, True, "s", "cli_latency", "slowest --help (median)"),
+    Budget("daily_vs_ccusage_ratio", 0.08, True, "ratio", "ccusage_daily",
+           "agentlake report daily / ccusage daily (both CLI)"),
     Budget("append_1pct_ratio", 0.05, True, "ratio", "append_1pct",
            "1 % append re-run / full import time"),
     Budget("search_p95_s", 0.025, True, "s", "search", "search p95 (library)"),
     Budget("sessions_list_p95_s", 0.002, True, "s", "sessions_listing",
            "session listing p95 (library, open connection)"),
     Budget("report_daily_s", 0.1, True, "s", "reports", "daily report p95 (library)"),
-    Budget("daily_vs_ccusage_ratio", 1.0, True, "ratio", "ccusage_daily",
-           "agentlake report daily / ccusage daily (both CLI)"),
 )  # fmt: skip
 
 

@@ -65,7 +65,7 @@ __all__ = [
 ]
 
 #: Version of the composition below; part of the benchmark artifact.
-GENERATOR_VERSION: Final = "1.0"
+GENERATOR_VERSION: Final = "2.0"
 PROVIDERS: Final = ("claude", "codex", "gemini", "cursor")
 SHARES: Final = {"claude": 0.55, "codex": 0.25, "gemini": 0.12, "cursor": 0.08}
 PROVIDER_IDS: Final = {"claude": "claude-code", "codex": "codex", "gemini": "gemini-cli",
@@ -88,6 +88,15 @@ _GENERATORS: Final[dict[str, Generator]] = {
     "codex": generate_codex_corpus,
     "gemini": generate_gemini_corpus,
     "cursor": generate_cursor_corpus,
+}
+# How each provider's sessions vary beyond the generators' defaults: a share of short
+# sessions (1-3 turns) for many small files per project, more Codex forks, more Gemini
+# legacy documents and rewinds.
+SHAPES: Final[dict[str, dict[str, float]]] = {
+    "claude": {"short_share": 0.4},
+    "codex": {"short_share": 0.4, "fork_share": 0.10},
+    "gemini": {"short_share": 0.5, "legacy_share": 0.10, "rewind_share": 0.15},
+    "cursor": {"short_share": 0.4},
 }
 _ROOTS: Final = {"claude": ".claude", "codex": ".codex", "gemini": ".gemini", "cursor": ".cursor"}
 _ALIASES: Final = {"claude-code": "claude", "gemini-cli": "gemini"}
@@ -217,7 +226,7 @@ def _generate_provider(trials: Path, provider: str, target: int, seed: int) -> _
         out = trials / f"{provider}-{attempt}"
         stats = _GENERATORS[provider](
             out, seed=derive_seed(seed, str(attempt)) if attempt else seed,
-            target_lines=target, start=START, days=DAYS,
+            target_lines=target, start=START, days=DAYS, **SHAPES[provider],
         )  # fmt: skip
         if best is None or stats.lines < best.stats.lines:
             if best is not None:

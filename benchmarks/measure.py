@@ -27,6 +27,8 @@ from typing import IO, Final
 __all__ = [
     "ChildRun",
     "RssSampler",
+    "can_drop_page_cache",
+    "drop_page_cache",
     "interrupt",
     "percentile",
     "process_tree",
@@ -371,3 +373,18 @@ def remove_catalog(catalog: Path) -> None:
     (``.wal``, ``.lock``), so that a run starts from an empty catalog."""
     for stale in catalog.parent.glob(catalog.name + "*"):
         stale.unlink()
+
+
+_DROP_CACHES: Final = Path("/proc/sys/vm/drop_caches")
+
+
+def can_drop_page_cache() -> bool:
+    """Whether this process may drop the kernel's page cache (root, a writable /proc)."""
+    return os.access(_DROP_CACHES, os.W_OK)
+
+
+def drop_page_cache() -> None:
+    """Write dirty pages out, then drop the clean page cache, dentries and inodes: the
+    next reads come from the disk, as after a reboot."""
+    os.sync()
+    _DROP_CACHES.write_text("3\n")
