@@ -20,9 +20,10 @@ that are gone once their withdrawal is applied (search leaves pending ones out).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Final, Literal, NamedTuple, Protocol
+from typing import Any, Final, Literal, NamedTuple, Protocol, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -31,7 +32,7 @@ from agentlake import sql
 from agentlake.errors import CatalogUnusable
 
 from .catalog import load_fts, run_script
-from .terms import BatchTokenizer, term_sql
+from .terms import BatchTerms, BatchTokenizer, term_sql
 from .transaction import transaction
 
 # Text indexed per slice (and per transaction when publishing): its tokens and their
@@ -56,6 +57,7 @@ _VIEWS: Final = {
 # Told ("slice", n) once slice n is written and ("committed", n) once it is committed.
 Progress = Callable[[Literal["slice", "committed"], int], None]
 FaultHook = Callable[[Literal["index"]], None]  # tests: may raise inside a transaction
+T = TypeVar("T")
 
 
 class QueryTerm(NamedTuple):
@@ -72,6 +74,16 @@ class QueryTerms:
 
     terms: dict[str, str]
     known: dict[str, QueryTerm]
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """Events tokenized, ready to index: the parts in the order they are added (more
+    than one when their words did not fit the tokenizer's memory at once), and how many
+    events were given."""
+
+    parts: tuple[tuple[pa.Table, BatchTerms], ...]
+    given: int
 
 
 class SearchIndex(Protocol):
@@ -123,15 +135,29 @@ class DuckDBSearchIndex:
 
     def add(self, events: pa.Table) -> int:
         """See :meth:`SearchIndex.add`."""
+        return self.add_prepared(self.prepare(events))
+
+    def prepare(self, events: pa.Table) -> Prepared:
+        """Tokenize ``events`` for :meth:`add_prepared`, touching only the tokenizer's
+        own connection (so it may run in another thread than the catalog's writes, once
+        :attr:`stemming` is known)."""
         import pyarrow.compute as pc
 
         with_text = pc.or_(pc.is_valid(events["text"]), pc.is_valid(events["tool_input"]))
         rows = events.filter(with_text)
+        parts: list[tuple[pa.Table, BatchTerms]] = []
         if rows.num_rows:
-            self._add(rows)
-        return int(events.num_rows)
+            self._tokenize(rows, parts)
+        return Prepared(tuple(parts), int(events.num_rows))
 
-    def _add(self, events: pa.Table) -> None:
+    def add_prepared(self, prepared: Prepared) -> int:
+        """Index what :meth:`prepare` made, in the caller's transaction; returns how many
+        events were given."""
+        for events, made in prepared.parts:
+            self._write(events, made)
+        return prepared.given
+
+    def _tokenize(self, events: pa.Table, parts: list[tuple[pa.Table, BatchTerms]]) -> None:
         if self._tokenizer is None:
             self._tokenizer = BatchTokenizer(self._memory_limit)
         made = self._tokenizer.terms(events.select(["text", "tool_input"]))
@@ -143,14 +169,17 @@ class DuckDBSearchIndex:
             # Halves in event id order: the events are numbered as one add would.
             events = events.sort_by("event_id")
             half = events.num_rows // 2
-            self._add(events.slice(0, half))
-            self._add(events.slice(half))
+            self._tokenize(events.slice(0, half), parts)
+            self._tokenize(events.slice(half), parts)
             return
         if made.stemming != self.stemming:
             raise CatalogUnusable(
                 "the fts extension loads on one connection but not another; "
                 "reinstall agentlake so that stemming is the same everywhere"
             )
+        parts.append((events, made))
+
+    def _write(self, events: pa.Table, made: BatchTerms) -> None:
         con = self.con
         self._stage()
         self._slice += 1
@@ -316,33 +345,44 @@ def publish(
     tell = progress or (lambda point, number: None)
     index = _index(con, workspace)
     params = {"workspace": workspace}
+    # The slices are read and tokenized one ahead of their writes, on a connection of
+    # their own: DuckDB and polars release the GIL, so the two overlap on two cores.
+    reader = con.cursor()
+    prepared: Iterator[Prepared] = iter(())
     try:
         withdrawn = _apply_withdrawals(index, slice_bytes, fault)
         # Every event of the imports up to here is in the slices (the writer's lock
         # keeps any other import out until this step ends).
         through = _count(con, "SELECT coalesce(max(import_id), -1) FROM imports")
-        slices = _make_slices(con, workspace, above(watermark(con, workspace)), slice_bytes)
+        slices = _make_slices(reader, workspace, above(watermark(con, workspace)), slice_bytes)
+        ends = reader.execute(_SLICE_ENDS).fetchall()
+        prepared = _one_ahead(
+            lambda number: index.prepare(_slice_events(reader, workspace, number)), slices
+        )
         indexed = 0
         for number in range(slices + 1):
             # Asked to stop: the watermark stays where the last slice left it, and the
             # compaction (amortized) waits for the next run too.
             if stop is not None and stop():
-                con.execute("DROP TABLE IF EXISTS publish_slices")
                 return PublishResult(
                     indexed, withdrawn, number, time.perf_counter() - started, stopped=True
                 )
             if number == slices:
                 break
             with transaction(con):
-                indexed += index.add(_slice_events(con, workspace, number))
+                indexed += index.add_prepared(next(prepared))
                 index.unstage()
-                con.execute(sql.inline(_MOVE_WATERMARK, {**params, "slice": number}))
+                end = {"import_id": ends[number][1], "event_id": ends[number][2]}
+                con.execute(sql.inline(_SET_WATERMARK, {**params, **end}))
                 fault("index")
                 tell("slice", number)
             tell("committed", number)
-        con.execute("DROP TABLE IF EXISTS publish_slices")
         con.execute(sql.inline(_COMPLETE_THROUGH, {**params, "through": through}))
     finally:
+        close = getattr(prepared, "close", None)
+        if close is not None:
+            close()  # waits for the slice in the reader's hands
+        reader.close()
         index.close()
     compact(con, faults=faults)
     return PublishResult(indexed, withdrawn, slices, time.perf_counter() - started)
@@ -413,7 +453,10 @@ def compact(
 
 def _index(con: duckdb.DuckDBPyConnection, workspace: str) -> DuckDBSearchIndex:
     row = con.execute("SELECT current_setting('memory_limit')").fetchone()
-    return DuckDBSearchIndex(con, workspace, memory_limit=str(row[0]) if row else None)
+    # Stemming is known up front: the publish step tokenizes in a thread that must not
+    # use the writer's connection.
+    limit = str(row[0]) if row else None
+    return DuckDBSearchIndex(con, workspace, memory_limit=limit, stemming=load_fts(con))
 
 
 def _count(con: duckdb.DuckDBPyConnection, query: str) -> int:
@@ -504,12 +547,37 @@ WHERE slice = $slice ORDER BY import_id DESC, event_id DESC LIMIT 1
 ON CONFLICT (workspace) DO UPDATE SET import_id = excluded.import_id, event_id = excluded.event_id
 """
 
+# Where each slice of publish_slices ends, in slice order: the watermark after it.
+_SLICE_ENDS: Final = """
+SELECT DISTINCT ON (slice) slice, import_id, event_id FROM publish_slices
+ORDER BY slice, import_id DESC, event_id DESC
+"""
+
+_SET_WATERMARK: Final = """
+INSERT INTO search_watermark (workspace, import_id, event_id)
+VALUES ($workspace, $import_id, $event_id)
+ON CONFLICT (workspace) DO UPDATE SET import_id = excluded.import_id, event_id = excluded.event_id
+"""
+
 # A publish step that reached the end: the index is complete through $through.
 _COMPLETE_THROUGH: Final = """
 INSERT INTO search_watermark (workspace, import_id, event_id, through_import)
 VALUES ($workspace, -1, '', $through)
 ON CONFLICT (workspace) DO UPDATE SET through_import = excluded.through_import
 """
+
+
+def _one_ahead(work: Callable[[int], T], count: int) -> Iterator[T]:
+    """``work(0) … work(count - 1)`` in order, each computed in a thread while the
+    caller uses the one before; an error in ``work`` is raised where its result is
+    taken. Closing the iterator early waits for the call in progress."""
+    with ThreadPoolExecutor(1, thread_name_prefix="agentlake-publish") as pool:
+        ahead = pool.submit(work, 0) if count else None
+        for number in range(count):
+            assert ahead is not None
+            done = ahead.result()
+            ahead = pool.submit(work, number + 1) if number + 1 < count else None
+            yield done
 
 
 def _make_slices(
