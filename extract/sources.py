@@ -11,6 +11,7 @@ import os
 import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import BinaryIO, Final, Literal, Protocol
 
@@ -164,65 +165,65 @@ def walk_root(root: Root, formats: Sequence[OwnedFormat]) -> Iterator[SourceFile
         return
     if root.formats is not None:
         formats = [f for f in formats if f.name in root.formats]
-    yield from _walk_dir(root, formats, str(base), (), base.resolve(), 1)
-
-
-def _walk_dir(
-    root: Root,
-    formats: Sequence[OwnedFormat],
-    here: str,
-    rel_here: RelParts,
-    real_root: Path,
-    depth: int,
-) -> Iterator[SourceFile | RefusedPath]:
-    """:func:`walk_root` for directory ``here`` (whose path below the root has the parts
-    ``rel_here``, at ``depth`` levels: the root's files are at depth 1)."""
-    try:
-        with os.scandir(here) as listing:
-            entries = sorted(listing, key=lambda e: e.name)
-    except OSError:
-        return  # a directory that vanished or cannot be listed holds nothing to read
-    dirs: list[os.DirEntry[str]] = []
-    files: list[os.DirEntry[str]] = []
-    for entry in entries:
-        (dirs if _is_dir(entry) else files).append(entry)
-    descend = root.max_depth is None or depth < root.max_depth
-    if descend:
-        for entry in dirs:
-            if entry.is_symlink() and (escape := _escape(root, Path(entry.path), real_root)):
-                yield escape
-    for entry in files:
-        rel = (*rel_here, entry.name)
-        fmt = next((f for f in formats if f.owns(rel)), None)
-        if fmt is None:
-            continue
-        path = Path(entry.path)
-        if entry.is_symlink() and (escape := _escape(root, path, real_root)):
-            yield escape
-            continue
+    real_root = base.resolve()
+    # Depth first, each directory's files before its subdirectories, both by name: a
+    # stack of (path, parts below the root, depth) rather than nested generators, whose
+    # every item would pass through each level above it.
+    stack: list[tuple[str, RelParts, int]] = [(str(base), (), 1)]
+    while stack:
+        here, rel_here, depth = stack.pop()
         try:
-            mode, device, inode, size, mtime = _stat(entry, fmt.position_kind)
-        except OSError as exc:
-            yield RefusedPath(
-                root.provider, path, root.path, "SOURCE_UNREADABLE", f"cannot stat: {exc.strerror}"
+            with os.scandir(here) as listing:
+                entries = sorted(listing, key=_name)
+        except OSError:
+            continue  # a directory that vanished or cannot be listed holds nothing to read
+        dirs: list[os.DirEntry[str]] = []
+        files: list[os.DirEntry[str]] = []
+        for entry in entries:
+            (dirs if _is_dir(entry) else files).append(entry)
+        descend = root.max_depth is None or depth < root.max_depth
+        if descend:
+            for entry in dirs:
+                if entry.is_symlink() and (escape := _escape(root, Path(entry.path), real_root)):
+                    yield escape
+        here_path = Path(here)
+        for entry in files:
+            rel = (*rel_here, entry.name)
+            fmt = next((f for f in formats if f.owns(rel)), None)
+            if fmt is not None:
+                yield _admit(root, fmt, entry, here_path / entry.name, real_root)
+        if descend:
+            stack.extend(
+                (entry.path, (*rel_here, entry.name), depth + 1)
+                for entry in reversed(dirs)
+                if not entry.is_symlink()
             )
-            continue
-        if (kind := file_kind(mode)) is not None:
-            # Only regular files are read: opening a FIFO blocks until a writer comes.
-            yield RefusedPath(
-                root.provider, path, root.path, "NOT_A_FILE",
-                f"{kind}, not a regular file, never opened; {REMEDIES['NOT_A_FILE']}",
-            )  # fmt: skip
-            continue
-        yield SourceFile(
-            root.provider, path, root.path, fmt.position_kind, fmt.name, device, inode, size, mtime
+
+
+_name: Final = attrgetter("name")
+
+
+def _admit(
+    root: Root, fmt: OwnedFormat, entry: os.DirEntry[str], path: Path, real_root: Path
+) -> SourceFile | RefusedPath:
+    """The owned file ``entry`` (at ``path``) as a source, or why it is refused."""
+    if entry.is_symlink() and (escape := _escape(root, path, real_root)):
+        return escape
+    try:
+        mode, device, inode, size, mtime = _stat(entry, fmt.position_kind)
+    except OSError as exc:
+        return RefusedPath(
+            root.provider, path, root.path, "SOURCE_UNREADABLE", f"cannot stat: {exc.strerror}"
         )
-    if descend:
-        for entry in dirs:
-            if not entry.is_symlink():
-                yield from _walk_dir(
-                    root, formats, entry.path, (*rel_here, entry.name), real_root, depth + 1
-                )
+    if (kind := file_kind(mode)) is not None:
+        # Only regular files are read: opening a FIFO blocks until a writer comes.
+        return RefusedPath(
+            root.provider, path, root.path, "NOT_A_FILE",
+            f"{kind}, not a regular file, never opened; {REMEDIES['NOT_A_FILE']}",
+        )  # fmt: skip
+    return SourceFile(
+        root.provider, path, root.path, fmt.position_kind, fmt.name, device, inode, size, mtime
+    )
 
 
 def _escape(root: Root, link: Path, real_root: Path) -> RefusedPath | None:
