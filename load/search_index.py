@@ -20,7 +20,7 @@ that are gone once their withdrawal is applied (search leaves pending ones out).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Final, Literal, NamedTuple, Protocol, TypeVar
@@ -348,7 +348,7 @@ def publish(
     # The slices are read and tokenized one ahead of their writes, on a connection of
     # their own: DuckDB and polars release the GIL, so the two overlap on two cores.
     reader = con.cursor()
-    prepared: Iterator[Prepared] = iter(())
+    prepared: Generator[Prepared, None, None] | None = None
     try:
         withdrawn = _apply_withdrawals(index, slice_bytes, fault)
         # Every event of the imports up to here is in the slices (the writer's lock
@@ -379,9 +379,8 @@ def publish(
             tell("committed", number)
         con.execute(sql.inline(_COMPLETE_THROUGH, {**params, "through": through}))
     finally:
-        close = getattr(prepared, "close", None)
-        if close is not None:
-            close()  # waits for the slice in the reader's hands
+        if prepared is not None:
+            prepared.close()  # waits for the slice in the reader's hands
         reader.close()
         index.close()
     compact(con, faults=faults)
@@ -567,7 +566,7 @@ ON CONFLICT (workspace) DO UPDATE SET through_import = excluded.through_import
 """
 
 
-def _one_ahead(work: Callable[[int], T], count: int) -> Iterator[T]:
+def _one_ahead(work: Callable[[int], T], count: int) -> Generator[T, None, None]:
     """``work(0) … work(count - 1)`` in order, each computed in a thread while the
     caller uses the one before; an error in ``work`` is raised where its result is
     taken. Closing the iterator early waits for the call in progress."""

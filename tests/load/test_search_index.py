@@ -10,6 +10,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pytest
 
 from agentlake.ingest.run import ImportOptions, run_import
 from agentlake.load import catalog as catalog_module
@@ -256,3 +257,46 @@ def test_a_catalog_indexed_in_its_commits_migrates_to_an_up_to_date_watermark(
         assert lag(con, "default").events == 0
         assert publish(con, "default").indexed == 0
     assert snapshot(catalog, (*INDEX_TABLES, "search_watermark")) == before
+
+
+def test_one_ahead_keeps_the_order_and_raises_where_the_result_is_taken() -> None:
+    """The publish step's prefetch: results in order, each computed while the one before
+    is used; an error surfaces at its own item; closing early waits for the call in
+    flight and starts no other."""
+    import threading
+
+    from agentlake.load.search_index import _one_ahead
+
+    calls: list[int] = []
+
+    def square(n: int) -> int:
+        calls.append(n)
+        return n * n
+
+    assert list(_one_ahead(square, 4)) == [0, 1, 4, 9]
+    assert calls == [0, 1, 2, 3]
+    assert list(_one_ahead(lambda n: n, 0)) == []
+
+    def work(n: int) -> int:
+        if n == 2:
+            raise ValueError("slice 2")
+        return n
+
+    items = _one_ahead(work, 4)
+    assert [next(items), next(items)] == [0, 1]
+    with pytest.raises(ValueError, match="slice 2"):
+        next(items)
+
+    started, release = threading.Event(), threading.Event()
+
+    def slow(n: int) -> int:
+        if n == 1:
+            started.set()
+            release.wait(5)
+        return n
+
+    items = _one_ahead(slow, 3)
+    assert next(items) == 0
+    assert started.wait(5)  # slice 1 is prepared while slice 0 is used
+    release.set()
+    items.close()  # returns once slice 1's call is done; slice 2 never starts
