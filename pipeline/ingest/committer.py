@@ -17,7 +17,7 @@ from agentlake.errors import ImportStopped, SourceError, SourceErrorCode
 from agentlake.extract.extract import ExtractBatch, ExtractLimits, extract_source
 from agentlake.extract.jsonl import Reject
 from agentlake.extract.providers import ProviderSpec, by_id
-from agentlake.extract.rows import RowSink, build_tagged
+from agentlake.extract.rows import RawTables, RowSink, build_tagged
 from agentlake.extract.sources import SourceFile
 from agentlake.ingest.plan import PlannedSource, continuity_of
 from agentlake.ingest.progress import Reporter
@@ -201,15 +201,15 @@ class Committer:
         self.drain()
 
     def submit(self) -> None:
-        """Transform everything queued and hand it to the loader thread, once the commit
-        before it is done: while DuckDB writes one commit (it releases the GIL), this
-        thread reads and transforms the next, so extraction and loading share the two
-        cores. Commits stay in order, one at a time."""
+        """Hand everything queued to the loader thread, once the commit before it is
+        done: while the loader transforms one commit (polars) and writes it (DuckDB),
+        both releasing the GIL, this thread reads the next, so extraction and loading
+        share the two cores. Commits stay in order, one at a time."""
         if not self.pending:
             return
         # polars loads with the first commit that carries rows: a run with nothing new
         # to read never pays for it.
-        from agentlake.transform.transform import stream_context, transform_batch
+        from agentlake.transform.transform import stream_context
 
         by_provider: dict[str, list[tuple[RowSink, str]]] = {}
         for piece, raw, _, _ in self.pending:
@@ -217,11 +217,11 @@ class Committer:
                 src = piece.state.source
                 by_provider.setdefault(src.provider, []).append((raw, src.source_id))
         context = self.context
-        data = [
-            transform_batch(
+        batches = [
+            (
                 build_tagged(parts),
-                provider=provider,
-                context=context[1] if context and context[0] == provider else None,
+                provider,
+                context[1] if context and context[0] == provider else None,
             )
             for provider, parts in by_provider.items()
         ]
@@ -236,12 +236,22 @@ class Committer:
         self.bytes = 0
         self.drain()
         pieces = [piece for piece, _, _ in queued]
-        self.inflight = (
-            self.loader.submit(self.writer.commit, self.import_id, pieces, data),
-            queued,
-        )
+        self.inflight = (self.loader.submit(self._load, pieces, batches), queued)
         if not self.overlap:
             self.drain()
+
+    def _load(
+        self, pieces: list[Piece], batches: list[tuple[RawTables, str, pa.Table | None]]
+    ) -> dict[str, CommitResult]:
+        """The loader thread's part of a commit: transform each provider's rows, then
+        write them with the pieces' checkpoints in one transaction."""
+        from agentlake.transform.transform import transform_batch
+
+        data = [
+            transform_batch(raw, provider=provider, context=context)
+            for raw, provider, context in batches
+        ]
+        return self.writer.commit(self.import_id, pieces, data)
 
     def drain(self) -> None:
         """Wait for the commit in flight, if any, and credit its sources; raises what
