@@ -54,7 +54,8 @@ class Lake:
         those of :class:`agentlake.ingest.run.ImportOptions`."""
         import os
 
-        from agentlake.ingest.run import ImportOptions, default_home, run_import
+        from agentlake.config import default_home
+        from agentlake.ingest.run import ImportOptions, run_import
 
         return run_import(
             ImportOptions(

@@ -1,20 +1,20 @@
 """Where the catalog lives, which workspace a command acts on, and the user's config file
-(``config.toml``: user price overrides)."""
+(``config.toml``: user price overrides).
+
+Every command reads this module before it runs, so it imports no more than it needs to
+name a catalog: the price overrides (and DuckDB with them) load when a file declares some."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from agentlake.errors import ConfigurationError
-from agentlake.load.price_overrides import (
-    PriceOverrides,
-    load_price_overrides,
-    parse_price_models,
-    read_toml,
-)
+
+if TYPE_CHECKING:
+    from agentlake.load.price_overrides import PriceOverrides
 
 DEFAULT_WORKSPACE = "default"
 
@@ -27,6 +27,12 @@ def default_catalog(env: Mapping[str, str] | None = None) -> Path:
         return Path(env["AGENTLAKE_CATALOG"]).expanduser()
     data = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(data).expanduser() / "agentlake" / "catalog.duckdb"
+
+
+def default_home(env: Mapping[str, str] | None = None) -> Path:
+    """``$HOME`` (or the user's home directory): where the providers' roots are found."""
+    env = os.environ if env is None else env
+    return Path(env.get("HOME") or Path.home())
 
 
 def default_workspace(env: Mapping[str, str] | None = None) -> str:
@@ -89,6 +95,8 @@ def price_overrides_from_config(env: Mapping[str, str] | None = None) -> PriceOv
     path = config_path(env)
     if not path.exists():
         return None
+    from agentlake.load.price_overrides import load_price_overrides, parse_price_models, read_toml
+
     doc = read_toml(path, what="config file")
     for section in doc:
         if section != "prices":
@@ -142,6 +150,8 @@ def resolve_price_overrides(
     """The user prices in force: an explicit ``--prices FILE`` replaces the config
     file's (which is then not read); else those of the config file, if any."""
     if prices_file is not None:
+        from agentlake.load.price_overrides import load_price_overrides
+
         return load_price_overrides(prices_file.expanduser())
     return price_overrides_from_config(env)
 

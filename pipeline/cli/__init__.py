@@ -6,7 +6,10 @@ Exit codes: 0 ok, 1 finished but some sources refused, 2 usage, 4 not found,
 Each command group is a module whose ``register(app)`` adds its commands; :data:`app`
 registers the modules of :data:`_COMMANDS` in order (``--help`` lists the commands, then
 the groups, each in that order).
-Commands import the heavy modules (reports, polars, the renderers) only when they run.
+
+Importing the CLI loads typer and the command modules, nothing more: a command imports
+the library (DuckDB, Arrow, polars, the renderers) when it runs, so ``--help`` and a
+mistyped option answer at once (tests/pipeline/test_cli_startup.py holds this).
 """
 
 from __future__ import annotations
@@ -33,9 +36,10 @@ for _module in _COMMANDS:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point."""
-    # What is loaded by now (the modules of agentlake, DuckDB, Arrow, typer and rich)
-    # lives as long as the process: the cycle collector need not walk it again, and a
-    # command's own short-lived containers can pile up longer between its passes.
+    # What is loaded by now (typer and the command modules) lives as long as the
+    # process: the cycle collector need not walk it again (the command's own modules
+    # are frozen too once loaded, by the boundary), and a command's short-lived
+    # containers can pile up longer between its passes.
     gc.freeze()
     with fewer_collections():
         app(args=list(argv) if argv is not None else None, prog_name="agentlake")

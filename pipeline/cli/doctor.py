@@ -7,11 +7,8 @@ from typing import Annotated
 
 import typer
 
-from agentlake.ingest.run import default_home
-
 from .boundary import guard
 from .options import CatalogOpt, DebugOpt, HomeOpt, JsonOpt, ProviderOpt, ReadWaitOpt, WorkspaceOpt
-from .output import catalog_path, out, print_json, workspace_name
 
 
 def register(app: typer.Typer) -> None:
@@ -28,6 +25,14 @@ def doctor(
     ] = None,
     home: HomeOpt = None,
     provider: ProviderOpt = None,
+    deep: Annotated[
+        bool,
+        typer.Option(
+            "--deep",
+            help="Also check every event against the search index and every row for a "
+            "missing session or source (scans the whole workspace).",
+        ),
+    ] = False,
     wait: ReadWaitOpt = False,
     catalog: CatalogOpt = None,
     workspace: WorkspaceOpt = None,
@@ -37,9 +42,10 @@ def doctor(
     """Why is a session missing? Roots, environment, continuity, refusals, rejects, imports
     and catalog integrity. Exit 0 healthy, 1 needs attention, 4 no catalog; with SESSION_ID:
     0 in this workspace, 1 in it with a refused source, 2 ambiguous prefix, 4 not in it."""
+    from agentlake.config import default_home
     from agentlake.read.doctor import diagnose, explain_session
 
-    from .render.doctor import render_report, render_session
+    from .output import catalog_path, print_json, workspace_name
 
     def action() -> int:
         root = (home or default_home()).expanduser()
@@ -49,13 +55,25 @@ def doctor(
                 catalog_path(catalog), workspace_name(workspace), session_id,
                 home=root, env=dict(os.environ), providers=names,
             )  # fmt: skip
-            print_json(diagnosis.to_json()) if json else render_session(out, diagnosis)
+            if json:
+                print_json(diagnosis.to_json())
+            else:
+                from .consoles import out
+                from .render.doctor import render_session
+
+                render_session(out, diagnosis)
             return diagnosis.exit_code
         report = diagnose(
             catalog_path(catalog), workspace_name(workspace), home=root, env=dict(os.environ),
-            providers=names,
+            providers=names, deep=deep,
         )  # fmt: skip
-        print_json(report.to_json()) if json else render_report(out, report)
+        if json:
+            print_json(report.to_json())
+        else:
+            from .consoles import out
+            from .render.doctor import render_report
+
+            render_report(out, report)
         return report.exit_code
 
     raise typer.Exit(guard(debug, action, wait=wait))

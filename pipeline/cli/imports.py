@@ -10,25 +10,16 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentlake.errors import ConfigurationError
-from agentlake.extract.extract import ExtractLimits
-from agentlake.ingest.budget import check_memory_limit
-from agentlake.ingest.plan import Plan, PlannedSource
 from agentlake.ingest.progress import ProgressMode
-from agentlake.ingest.run import (
-    ImportOptions,
-    ImportResult,
-    default_home,
-    plan_import,
-    run_import,
-)
 
 from .boundary import guard
 from .options import CatalogOpt, DebugOpt, HomeOpt, JsonOpt, ProviderOpt, WorkspaceOpt
-from .output import catalog_path, err, out, print_json, workspace_name
 
 if TYPE_CHECKING:
     import rich.progress
+
+    from agentlake.ingest.plan import Plan, PlannedSource
+    from agentlake.ingest.run import ImportOptions, ImportResult
 
 
 def register(app: typer.Typer) -> None:
@@ -58,6 +49,8 @@ class _BarReporter:
 def _import_with_progress(options: ImportOptions, mode: ProgressMode = "auto") -> ImportResult:
     from agentlake.ingest.signals import stop_on_signals
 
+    from .consoles import err
+
     with stop_on_signals(lambda text: err.print(text, highlight=False)) as stop:
         return _import_reporting(replace(options, stop=stop), mode)
 
@@ -67,6 +60,8 @@ def _print_line(text: str) -> None:
 
 
 def _import_reporting(options: ImportOptions, mode: ProgressMode) -> ImportResult:
+    from agentlake.ingest.run import run_import
+
     if mode == "lines":
         from agentlake.ingest.progress import LineReporter
 
@@ -81,6 +76,8 @@ def _import_reporting(options: ImportOptions, mode: ProgressMode) -> ImportResul
         TimeRemainingColumn,
     )
 
+    from .consoles import err
+
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -93,12 +90,15 @@ def _import_reporting(options: ImportOptions, mode: ProgressMode) -> ImportResul
 
 
 def _warn_roots(plan: Plan) -> None:
+    from .consoles import err
+
     for root in plan.roots:
         if root.warning:
             err.print(f"warning: {root.provider}: {root.warning}", highlight=False)
 
 
 def _print_plan(plan: Plan) -> None:
+    from .consoles import err, out
     from .render.imports import render_plan
 
     render_plan(out, plan, errors=err)
@@ -168,10 +168,15 @@ def import_(
     debug: DebugOpt = False,
 ) -> None:
     """Import every provider's transcripts into the catalog (resumable, exactly once)."""
+    from agentlake.config import default_home, parse_duration, parse_size
+    from agentlake.errors import ConfigurationError
+    from agentlake.extract.extract import ExtractLimits
+    from agentlake.ingest.budget import check_memory_limit
+    from agentlake.ingest.run import ImportOptions, plan_import
+
+    from .output import catalog_path, print_json, workspace_name
 
     def action() -> int:
-        from agentlake.config import parse_duration, parse_size
-
         check_memory_limit(memory_limit)
         if reindex and no_index:
             raise ConfigurationError("--reindex rebuilds the search index; --no-index skips it")
@@ -200,6 +205,7 @@ def import_(
             return 0
         result = _import_with_progress(options, progress)
         _warn_roots(result.plan)
+        from .consoles import err, out
         from .render.imports import render_problems, render_summary
 
         print_json(result.to_json()) if json else render_summary(out, result)
@@ -227,6 +233,8 @@ def index(
     import runs unless --no-index); resumes where a killed run stopped."""
     from agentlake.ingest.run import IndexOptions, run_index
 
+    from .output import catalog_path, print_json, workspace_name
+
     def action() -> None:
         options = IndexOptions(
             catalog=catalog_path(catalog), workspace=workspace_name(workspace),
@@ -236,6 +244,8 @@ def index(
         if json:
             print_json(published.to_json(workspace=options.workspace))
             return
+        from .consoles import out
+
         withdrawn = f", {published.withdrawn:,} withdrawn" if published.withdrawn else ""
         out.print(
             f"indexed {published.indexed:,} events{withdrawn} in {published.seconds:.1f} s; "
@@ -255,6 +265,10 @@ def sources(
     debug: DebugOpt = False,
 ) -> None:
     """What discovery sees and what the planner would do with each source."""
+    from agentlake.config import default_home
+    from agentlake.ingest.run import ImportOptions, plan_import
+
+    from .output import catalog_path, print_json, workspace_name
 
     def action() -> None:
         options = ImportOptions(

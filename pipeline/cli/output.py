@@ -1,5 +1,6 @@
-"""Where the CLI writes: the two consoles, JSON documents, CSV, and the catalog and
-workspace a command reads when none is named."""
+"""Where the CLI writes: JSON documents, CSV, tables, and the catalog and workspace a
+command reads when none is named. The consoles (rich) are in :mod:`.consoles`, loaded
+only by what draws on them, so a ``--json`` command does without rich."""
 
 from __future__ import annotations
 
@@ -12,15 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from rich.console import Console
 
 from agentlake.config import check_workspace, default_catalog, default_workspace
 
 if TYPE_CHECKING:
     import pyarrow as pa
-
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
 
 
 def catalog_path(catalog: Path | None) -> Path:
@@ -70,6 +67,7 @@ def print_csv(table: pa.Table) -> None:
 
 def print_table(table: pa.Table) -> None:
     """Show ``table`` as a rich table on stdout."""
+    from .consoles import out
     from .render.rows import render_rows
 
     render_rows(out, table, title=None)

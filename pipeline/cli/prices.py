@@ -6,11 +6,8 @@ from typing import Annotated
 
 import typer
 
-from agentlake.config import resolve_price_overrides
-
 from .boundary import guard
 from .options import CatalogOpt, CsvOpt, DebugOpt, JsonOpt, PricesOpt, ReadWaitOpt
-from .output import catalog_path, err, out, print_csv, print_json
 
 prices_app = typer.Typer(no_args_is_help=True, help="The prices costs are computed with.")
 
@@ -35,11 +32,15 @@ def prices_refresh(
     snapshot) into the catalog's prices."""
     from agentlake.read.pricing import refresh
 
+    from .output import catalog_path, print_json
+
     def action() -> None:
         result = refresh(catalog_path(catalog), network=not offline, timeout=timeout, wait=wait)
         if json:
             print_json(result.to_json())
         else:
+            from .consoles import err, out
+
             (out if result.refreshed else err).print(result.message, highlight=False)
 
     guard(debug, action)
@@ -58,7 +59,10 @@ def prices_list(
     debug: DebugOpt = False,
 ) -> None:
     """The prices in force, USD per million tokens (user overrides first)."""
+    from agentlake.config import resolve_price_overrides
     from agentlake.read.pricing import list_prices, prices_json
+
+    from .output import catalog_path, print_csv, print_json
 
     def action() -> None:
         overrides = resolve_price_overrides(prices)
@@ -68,6 +72,7 @@ def prices_list(
         elif csv:
             print_csv(table)
         else:
+            from .consoles import out
             from .render.rows import render_prices
 
             render_prices(out, table)

@@ -9,8 +9,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentlake.config import resolve_price_overrides
-
 from .boundary import guard
 from .options import (
     BreakdownOpt,
@@ -28,7 +26,6 @@ from .options import (
     UntilOpt,
     WorkspaceOpt,
 )
-from .output import catalog_path, out, print_csv, print_json, workspace_name
 
 if TYPE_CHECKING:
     from agentlake.read.reports import ReportFilter, ReportKind
@@ -86,14 +83,16 @@ def report_unpriced(
     if ctx.invoked_subcommand is not None:
         return
     if not unpriced_:
+        from .consoles import out
+
         out.print(ctx.get_help())
         raise typer.Exit(2)
+    from agentlake.config import resolve_price_overrides
+    from agentlake.read.reports import unpriced, unpriced_json
+
+    from .output import catalog_path, print_csv, print_json, workspace_name
 
     def action() -> None:
-        from agentlake.read.reports import unpriced, unpriced_json
-
-        from .render.reports import render_unpriced
-
         table = unpriced(
             catalog_path(catalog),
             workspace_name(workspace),
@@ -105,6 +104,9 @@ def report_unpriced(
         elif csv:
             print_csv(table)
         else:
+            from .consoles import out
+            from .render.reports import render_unpriced
+
             render_unpriced(out, table)
 
     guard(debug, action, wait=wait)
@@ -145,11 +147,12 @@ def _report_command(kind: ReportKind) -> Callable[..., None]:
         json: JsonOpt = False,
         debug: DebugOpt = False,
     ) -> None:
+        from agentlake.config import resolve_price_overrides
+        from agentlake.read.reports import report
+
+        from .output import catalog_path, print_csv, print_json, workspace_name
+
         def action() -> None:
-            from agentlake.read.reports import report
-
-            from .render.reports import render_report
-
             flt = _filter(tz, since, until, provider, model, project)
             result = report(
                 catalog_path(catalog),
@@ -165,6 +168,9 @@ def _report_command(kind: ReportKind) -> Callable[..., None]:
             elif csv:
                 print_csv(result.breakdown if result.breakdown is not None else result.rows)
             else:
+                from .consoles import out
+                from .render.reports import render_report
+
                 render_report(out, result, workspace=workspace_name(workspace))
 
         guard(debug, action, wait=wait)
@@ -189,15 +195,20 @@ def report_limits(
 ) -> None:
     """How close each plan is to its rate limits: the latest snapshot per provider and
     window (used %, window length, reset time in --tz, and how old the snapshot is)."""
+    from agentlake.read.limits import limits_report
+
+    from .output import catalog_path, print_json, workspace_name
 
     def action() -> None:
-        from agentlake.read.limits import limits_report
-
-        from .render.reports import render_limits
-
         result = limits_report(
             catalog_path(catalog), workspace_name(workspace), tz=tz, provider=provider
         )
-        print_json(result.to_json()) if json else render_limits(out, result)
+        if json:
+            print_json(result.to_json())
+            return
+        from .consoles import out
+        from .render.reports import render_limits
+
+        render_limits(out, result)
 
     guard(debug, action, wait=wait)

@@ -7,11 +7,8 @@ from typing import Annotated
 
 import typer
 
-from agentlake.read.search import SearchFilter, search_page
-
 from .boundary import guard
 from .options import CatalogOpt, DebugOpt, JsonOpt, ProjectPathOpt, ReadWaitOpt, WorkspaceOpt
-from .output import catalog_path, out, print_json, workspace_name
 
 
 def register(app: typer.Typer) -> None:
@@ -52,6 +49,9 @@ def search_(
     debug: DebugOpt = False,
 ) -> None:
     """Full-text search over every imported event, ranked by BM25."""
+    from agentlake.read.search import SearchFilter, search_page
+
+    from .output import catalog_path, print_json, workspace_name
 
     def action() -> None:
         flt = SearchFilter(
@@ -65,6 +65,7 @@ def search_(
         if json:
             print_json(page.to_json(query))
             return
+        from .consoles import out
         from .render.search import render_hits
 
         filters = {"provider": provider, "project": project, "session": session, "kind": kind,

@@ -18,7 +18,6 @@ from .options import (
     ReadWaitOpt,
     WorkspaceOpt,
 )
-from .output import catalog_path, out, print_json, workspace_name
 
 sessions_app = typer.Typer(no_args_is_help=True, help="List sessions and show one.")
 
@@ -60,7 +59,7 @@ def sessions_list(
     """Sessions, newest first; page with --cursor (pages stay stable while imports run)."""
     from agentlake.read.sessions import list_sessions
 
-    from .render.sessions import render_page
+    from .output import catalog_path, print_json, workspace_name
 
     def action() -> None:
         page = list_sessions(
@@ -70,6 +69,9 @@ def sessions_list(
         if json:
             print_json(page.to_dict())
             return
+        from .consoles import out
+        from .render.sessions import render_page
+
         filters = {"provider": provider, "project": project, "since": since,
                    "max age": max_age, "text": text}  # fmt: skip
         render_page(
@@ -97,13 +99,19 @@ def sessions_show(
     2,000 responses and 2,000 tool events within 2 MiB / 1 MiB of text unless --full)."""
     from agentlake.read.sessions import DEFAULT_BOUNDS, show_session
 
-    from .render.sessions import render_detail, write_detail_json
+    from .output import catalog_path, workspace_name
 
     def action() -> None:
         detail = show_session(
             catalog_path(catalog), workspace_name(workspace), session_id,
             bounds=None if full else DEFAULT_BOUNDS,
         )  # fmt: skip
-        write_detail_json(sys.stdout.write, detail) if json else render_detail(out, detail)
+        if json:
+            detail.write_json(sys.stdout.write)
+            return
+        from .consoles import out
+        from .render.sessions import render_detail
+
+        render_detail(out, detail)
 
     guard(debug, action, wait=wait)

@@ -6,13 +6,8 @@ from typing import Annotated
 
 import typer
 
-from agentlake.config import resolve_price_overrides
-from agentlake.errors import ConfigurationError
-from agentlake.read.queries import rows_json, scoped_sql
-
 from .boundary import guard
 from .options import CatalogOpt, CsvOpt, DebugOpt, JsonOpt, PricesOpt, ReadWaitOpt, WorkspaceOpt
-from .output import catalog_path, print_csv, print_json, print_table, workspace_name
 
 
 def register(app: typer.Typer) -> None:
@@ -41,6 +36,11 @@ def sql_(
     """Run one read-only query over the workspace's views (sources, sessions, events,
     usage, imports, rejects, usage_costed, usage_daily) and the price tables; no file
     is read or written."""
+    from agentlake.config import resolve_price_overrides
+    from agentlake.errors import ConfigurationError
+    from agentlake.read.queries import rows_json, scoped_sql
+
+    from .output import catalog_path, print_csv, print_json, print_table, workspace_name
 
     def action() -> None:
         if all_workspaces and workspace is not None:

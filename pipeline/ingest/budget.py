@@ -9,11 +9,13 @@ import resource
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from agentlake.config import parse_size
 from agentlake.errors import ConfigurationError
-from agentlake.extract.extract import ExtractLimits
+
+if TYPE_CHECKING:
+    from agentlake.extract.extract import ExtractLimits
 
 # The cycle collector's first-generation threshold while importing. An import allocates
 # millions of short-lived, acyclic containers (parsed records, their rows), which

@@ -11,7 +11,6 @@ search index up to date, unless told not to. The library returns an
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections import Counter
@@ -374,9 +373,3 @@ def run_index(options: IndexOptions) -> PublishResult:
         )  # fmt: skip
         CatalogWriter(con, options.workspace).ensure_bulk_indexes()
     return published
-
-
-def default_home(env: Mapping[str, str] | None = None) -> Path:
-    """``$HOME`` (or the user's home directory)."""
-    env = os.environ if env is None else env
-    return Path(env.get("HOME") or Path.home())

@@ -4,12 +4,13 @@ token totals, tree and rate limits, and its timeline, bounded or streamed in chu
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from typing import Any, Final, Literal
 
 import duckdb
+import orjson
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -192,6 +193,18 @@ class SessionDetail:
             yield from self.timeline.to_batches()
         else:
             yield from self.timeline
+
+    def write_json(self, write: Callable[[str], object]) -> None:
+        """The documented JSON document of ``sessions show``, written piece by piece:
+        the header, then the timeline one event per line as its chunks arrive."""
+        header = orjson.dumps(self.header(), option=orjson.OPT_INDENT_2).decode()
+        write(header[: header.rindex("}")].rstrip() + ',\n  "timeline": [')
+        first = True
+        for batch in self.batches():
+            for event in batch.to_pylist():
+                write(("\n    " if first else ",\n    ") + orjson.dumps(event).decode())
+                first = False
+        write("\n  ]\n}\n" if not first else "]\n}\n")
 
 
 DEFAULT_BOUNDS: Final = TimelineBounds()

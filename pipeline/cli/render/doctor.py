@@ -193,7 +193,7 @@ def _render_catalog(console: Console, report: DoctorReport, *, wide: bool) -> No
     index = cat.search_index
     if index is not None:
         table.add_row(f"search index ({index.kind})", f"{index.state}: {index.message}")
-    for name, rows in cat.orphans.items():
+    for name, rows in (cat.orphans or {}).items():
         table.add_row(f"orphans: {name.replace('_', ' ')}", count(rows))
     table.add_row("abandoned imports", count(cat.abandoned_imports))
     table.show(console)

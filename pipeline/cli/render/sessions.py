@@ -9,12 +9,11 @@ and the columns that matter least (event and prompt counts) go first at 80 colum
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import PurePosixPath
 from typing import Any
 
-import orjson
 from rich.console import Console
 
 from agentlake.read.session_detail import BucketCut, SessionDetail, TimelineCut
@@ -235,16 +234,3 @@ def _event(console: Console, e: dict[str, Any]) -> None:
         body += f" … [{e['bytes'] - e['shown_bytes']:,} more bytes]"
     indented = body.replace("\n", "\n" + " " * 4)
     console.print(f"{head}\n    {indented}" if body else head, highlight=False, markup=False)
-
-
-def write_detail_json(write: Callable[[str], object], detail: SessionDetail) -> None:
-    """The documented JSON document of ``sessions show``, written piece by piece: the
-    header, then the timeline one event per line as its chunks arrive."""
-    header = orjson.dumps(detail.header(), option=orjson.OPT_INDENT_2).decode()
-    write(header[: header.rindex("}")].rstrip() + ',\n  "timeline": [')
-    first = True
-    for batch in detail.batches():
-        for event in batch.to_pylist():
-            write(("\n    " if first else ",\n    ") + orjson.dumps(event).decode())
-            first = False
-    write("\n  ]\n}\n" if not first else "]\n}\n")
