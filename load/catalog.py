@@ -22,10 +22,9 @@ import duckdb
 
 from agentlake import sql
 from agentlake.errors import CatalogLocked, CatalogUnusable, ConfigurationError
-from agentlake.load.prices import refresh_prices
 from agentlake.load.transaction import transaction
 
-SCHEMA_VERSION: Final = max(v for v, _, _ in sql.migrations())
+SCHEMA_VERSION: Final = sql.latest_migration()
 
 
 def split_script(text: str) -> list[str]:
@@ -141,16 +140,17 @@ def load_fts(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 def _schema_version(con: duckdb.DuckDBPyConnection) -> int | None:
-    tables = {r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-    if not tables:
+    """The catalog's schema version (one query on a catalog); ``None`` for an empty
+    database, :class:`CatalogUnusable` for one that holds tables of something else."""
+    with suppress(duckdb.CatalogException):  # no such table: empty or not a catalog
+        row = con.execute("SELECT max(version) FROM schema_version").fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+    if con.execute("SELECT count(*) FROM duckdb_tables()").fetchone() == (0,):
         return None
-    if "schema_version" not in tables:
-        raise CatalogUnusable(
-            "the file is a DuckDB database but not an agentlake catalog; "
-            "point --catalog at another path"
-        )
-    row = con.execute("SELECT max(version) FROM schema_version").fetchone()
-    return int(row[0]) if row and row[0] is not None else 0
+    raise CatalogUnusable(
+        "the file is a DuckDB database but not an agentlake catalog; "
+        "point --catalog at another path"
+    )
 
 
 # The storage format of the catalogs this version creates. DuckDB writes new files in
@@ -261,6 +261,8 @@ def open_for_write(
     with _flock(_lock_path(path), exclusive=True, wait=wait), _private_files():
         con = connect_writer(path, memory_limit=memory_limit)
         try:
+            from agentlake.load.prices import refresh_prices
+
             migrate(con, path)
             refresh_prices(con)
             yield con

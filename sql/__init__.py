@@ -27,6 +27,16 @@ def query(name: str) -> str:
     return files(__name__).joinpath("queries", f"{name}.sql").read_text(encoding="utf-8")
 
 
+def latest_migration() -> int:
+    """The number of the last migration: the schema version this package writes and
+    reads (its file names only, no file is read)."""
+    return max(
+        int(entry.name[:3])
+        for entry in files(__name__).iterdir()
+        if entry.name.endswith(".sql") and entry.name[:3].isdigit()
+    )
+
+
 def migrations() -> list[tuple[int, str, str]]:
     """Every numbered migration as ``(version, file name, sql)``, in order."""
     out = []
