@@ -91,6 +91,13 @@ def test_healthy_demo_import_exits_0_with_its_counts(
     with_text = scalar(
         catalog, "SELECT count(*) FROM events WHERE text IS NOT NULL OR tool_input IS NOT NULL"
     )
+    # Without --deep the index is checked by its counters: no event is read.
+    assert index["state"] == "ok" and index["indexed"] == with_text > 0
+    assert index["events_with_text"] is None and index["missing"] is None
+    assert doc["catalog"]["orphans"] is None
+    code, doc, _ = _doctor(cli, "--home", home, "--catalog", catalog, "--deep")
+    assert code == 0, doc["problems"]
+    index = doc["catalog"]["search_index"]
     assert index["state"] == "ok" and index["events_with_text"] == with_text > 0
     assert index["indexed"] == with_text and index["missing"] == 0
     assert set(doc["catalog"]["orphans"].values()) == {0}
@@ -200,7 +207,8 @@ def test_stale_and_missing_search_index(cli: CliRunner, home: Path, catalog: Pat
         [SID],
     )
     con.close()
-    code, doc, _ = _doctor(cli, "--home", home, "--catalog", catalog)
+    # Only a deep check reads each event: the counters cannot tell.
+    code, doc, _ = _doctor(cli, "--home", home, "--catalog", catalog, "--deep")
     assert code == 1
     index = doc["catalog"]["search_index"]
     assert index["state"] == "stale" and index["missing"] == 1
@@ -211,8 +219,9 @@ def test_stale_and_missing_search_index(cli: CliRunner, home: Path, catalog: Pat
     con.execute("DELETE FROM search_postings")
     con.execute("DELETE FROM search_state")
     con.close()
-    code, doc, _ = _doctor(cli, "--home", home, "--catalog", catalog)
-    assert code == 1 and doc["catalog"]["search_index"]["state"] == "missing"
+    for deep in ((), ("--deep",)):
+        code, doc, _ = _doctor(cli, "--home", home, "--catalog", catalog, *deep)
+        assert code == 1 and doc["catalog"]["search_index"]["state"] == "missing", deep
 
 
 def test_an_index_that_lags_is_shown_with_its_lag(
@@ -221,9 +230,12 @@ def test_an_index_that_lags_is_shown_with_its_lag(
     """An import without the publish step leaves every event unsearchable: the catalog
     is still correct, so doctor shows the lag and how to catch up without failing."""
     assert _import(cli, home, catalog, "--no-index") == 0
-    code, doc, _ = _doctor(cli, "--home", home, "--catalog", catalog)
+    code, doc, _ = _doctor(cli, "--home", home, "--catalog", catalog, "--deep")
     index = doc["catalog"]["search_index"]
     assert index["state"] == "lagging" and index["lag"] == 12 and index["missing"] == 0
+    code, doc, _ = _doctor(cli, "--home", home, "--catalog", catalog)
+    index = doc["catalog"]["search_index"]
+    assert index["state"] == "lagging" and index["lag"] == 12 and index["missing"] is None
     assert "12 events are not searchable yet" in index["message"]
     assert "agentlake index" in index["remedy"]
     assert code == 0
@@ -241,7 +253,7 @@ def test_orphan_rows_need_attention(cli: CliRunner, home: Path, catalog: Path) -
     con = duckdb.connect(str(catalog))
     con.execute("DELETE FROM sessions WHERE session_id = ?", [SID])
     con.close()
-    code, doc, _ = _doctor(cli, "--home", home, "--catalog", catalog)
+    code, doc, _ = _doctor(cli, "--home", home, "--catalog", catalog, "--deep")
     assert code == 1
     assert doc["catalog"]["orphans"]["events_without_session"] == 6
     assert any("orphan rows" in p for p in doc["problems"])

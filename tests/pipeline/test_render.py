@@ -215,9 +215,12 @@ def _search(console: Console, d: Demo) -> None:
     render_hits(console, page, query="cache expiry", workspace="default")
 
 
-def _doctor(console: Console, d: Demo) -> None:
-    found = diagnose(d.catalog, "default", home=d.home, env={})
-    render_doctor(console, rebase(found, str(d.root)))
+def _doctor(deep: bool) -> Render:
+    def render(console: Console, d: Demo) -> None:
+        found = diagnose(d.catalog, "default", home=d.home, env={}, deep=deep)
+        render_doctor(console, rebase(found, str(d.root)))
+
+    return render
 
 
 def _doctor_session(session: str) -> Render:
@@ -272,7 +275,8 @@ RENDERS: dict[str, Render] = {
     "sessions_show": _sessions_show,
     "sessions_show_long_names": _sessions_show_extra,
     "search": _search,
-    "doctor": _doctor,
+    "doctor": _doctor(deep=False),
+    "doctor_deep": _doctor(deep=True),
     "doctor_session": _doctor_session(SUBAGENT),
     "doctor_session_not_imported": _doctor_session(LATE_SESSION),
     "plan": _plan,

@@ -35,12 +35,12 @@ JSON shapes (``to_json()``, ``version`` 1; keys are stable, lists are sorted):
                  "expected_schema_version": int, "tables": {table: rows},
                  "search_index": {"kind": "agentlake" | "none", "state": "ok" |
                                   "empty" | "missing" | "stale" | "lagging",
-                                  "events_with_text": int, "indexed": int, "missing": int,
-                                  "dangling": int, "lag": int (events not searchable
-                                  yet: the publish step lags), "message": str,
-                                  "remedy": str | null} | null,
+                                  "events_with_text": int | null, "indexed": int,
+                                  "missing": int | null, "dangling": int | null, "lag":
+                                  int (events not searchable yet: the publish step
+                                  lags), "message": str, "remedy": str | null} | null,
                  "orphans": {"events_without_session", "usage_without_session",
-                             "events_without_source", "usage_without_source"},
+                             "events_without_source", "usage_without_source"} | null,
                  "imports": [{"import_id", "started_at", "ended_at", "status",
                               "sources_seen", "sources_imported", "sources_unchanged",
                               "sources_failed", "records", "events", "usage_rows",
@@ -60,6 +60,12 @@ JSON shapes (``to_json()``, ``version`` 1; keys are stable, lists are sorted):
                      "continuity", "reason", "remedy", "catalog_status",
                      "rejects": {reason: int}}],
      "matches": [str], "roots_searched": [str], "files_searched": int}
+
+The catalog's checks read its counters, not its rows, and take the same time on any
+catalog; ``events_with_text``, ``missing``, ``dangling`` and ``orphans`` are ``null``
+then (not counted). ``doctor --deep`` (``diagnose(deep=True)``) also checks every event
+against the search index and every row for a missing session or source: scans of the
+whole workspace, seconds on a catalog of a million events.
 
 Exit codes: :attr:`DoctorReport.exit_code` is 0 when healthy, 1 when something needs
 attention (a root warning, a refused source, a missing or stale search index, orphan

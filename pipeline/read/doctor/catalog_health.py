@@ -46,10 +46,15 @@ def diagnose(
     env: Mapping[str, str],
     providers: Sequence[str] = (),
     recent_imports: int = RECENT_IMPORTS,
+    deep: bool = False,
 ) -> DoctorReport:
     """Check discovery, the plan and the catalog of ``workspace``. A missing catalog is
     part of the report (verdict ``no-catalog``); a locked or unusable one raises
-    :class:`~agentlake.errors.CatalogLocked` / :class:`~agentlake.errors.CatalogUnusable`."""
+    :class:`~agentlake.errors.CatalogLocked` / :class:`~agentlake.errors.CatalogUnusable`.
+
+    The catalog's checks read counters and metadata, not its rows, so they take the same
+    time on any catalog; ``deep`` also checks every event against the search index and
+    every row for a missing session or source (scans of the whole workspace)."""
     specs = select_providers(providers)
     wanted = [s.id for s in specs] if providers else None
     if not catalog.is_file():
@@ -64,7 +69,7 @@ def diagnose(
             RejectCount(str(p), str(r), int(n), int(b or 0))
             for p, r, n, b in con.execute(sql.query("doctor_rejects"), params).fetchall()
         )
-        check = _catalog_check(con, catalog, workspace, recent_imports)
+        check = _catalog_check(con, catalog, workspace, recent_imports, deep=deep)
     return _report(workspace, home, env, specs, plan, catalog_refused, rejects, check)
 
 
@@ -191,7 +196,7 @@ def _notes(
 
 
 def _catalog_check(
-    con: duckdb.DuckDBPyConnection, path: Path, workspace: str, recent: int
+    con: duckdb.DuckDBPyConnection, path: Path, workspace: str, recent: int, *, deep: bool
 ) -> CatalogCheck:
     params = {"workspace": workspace}
     row = con.execute(sql.query("doctor_schema_version")).fetchone()
@@ -199,10 +204,7 @@ def _catalog_check(
     tables = {
         str(n): int(c) for n, c in con.execute(sql.query("doctor_table_counts"), params).fetchall()
     }
-    orphan_cursor = con.execute(sql.query("doctor_orphans"), params)
-    names = [d[0] for d in orphan_cursor.description or ()]
-    orphan_row = orphan_cursor.fetchone() or ()
-    orphans = {n: int(v or 0) for n, v in zip(names, orphan_row, strict=True)}
+    orphans = _orphans(con, workspace) if deep else None
     imports = tuple(
         ImportReceipt(
             int(r[0]), as_utc(r[1]), as_utc(r[2]), str(r[3]), *(int(v or 0) for v in r[4:])
@@ -214,24 +216,70 @@ def _catalog_check(
     by_status = {
         str(s): int(n) for s, n in con.execute(sql.query("doctor_import_status"), params).fetchall()
     }
-    return CatalogCheck(
-        path, True, version, tables, _index_check(con, workspace), orphans, imports, by_status
-    )
+    index = _index_check(con, workspace) if deep else _index_counters(con, workspace)
+    return CatalogCheck(path, True, version, tables, index, orphans, imports, by_status)
 
 
-def _index_check(con: duckdb.DuckDBPyConnection, workspace: str) -> SearchIndexCheck:
+def _orphans(con: duckdb.DuckDBPyConnection, workspace: str) -> dict[str, int]:
+    cursor = con.execute(sql.query("doctor_orphans"), {"workspace": workspace})
+    names = [d[0] for d in cursor.description or ()]
+    row = cursor.fetchone() or ()
+    return {n: int(v or 0) for n, v in zip(names, row, strict=True)}
+
+
+def _index_present(con: duckdb.DuckDBPyConnection) -> bool:
     present = {
         f"{s}.{t}" for s, t in con.execute(sql.query("doctor_search_index_tables")).fetchall()
     }
+    return {"main.search_postings", "main.search_state"} <= present
+
+
+def _index_counters(con: duckdb.DuckDBPyConnection, workspace: str) -> SearchIndexCheck:
+    """The index's state from its counters and its lag, without reading the events'
+    text unless the index is empty or lags: counters that disagree with the index's
+    tables make it stale; whether each event is indexed is left to :func:`_index_check`."""
+    from agentlake.load.search_index import above, lag, watermark
+
+    if not _index_present(con):
+        return _no_index(con, workspace)
     params = {"workspace": workspace}
-    kind: IndexKind
-    if {"main.search_postings", "main.search_state"} <= present:
-        kind = "agentlake"
+    row = con.execute(sql.query("doctor_search_index_counts"), params).fetchone()
+    assert row is not None
+    docs, counted_docs, postings, counted_postings = (int(v) for v in row)
+    behind = 0
+    if lag(con, workspace).events:  # then count those with text (it reads their text)
+        mark = above(watermark(con, workspace))
+        statement = sql.query("doctor_search_lag").replace("/* above */", mark)
+        found = con.execute(sql.inline(statement, params)).fetchone()
+        behind = int(found[0]) if found else 0
+    state: IndexState
+    with_text: int | None = None
+    if not docs or not postings:
+        found = con.execute(sql.query("doctor_events_with_text"), params).fetchone()
+        with_text = int(found[0]) if found else 0
+        state = "missing" if with_text > behind else "lagging" if behind else "empty"
+        return SearchIndexCheck("agentlake", state, with_text, 0, None, None, behind)
+    if docs != counted_docs or postings != counted_postings:
+        state = "stale"
     else:
-        row = con.execute(sql.query("doctor_events_with_text"), params).fetchone()
-        with_text = int(row[0]) if row else 0
-        state: IndexState = "missing" if with_text else "empty"
-        return SearchIndexCheck("none", state, with_text, 0, with_text, 0)
+        state = "lagging" if behind else "ok"
+    return SearchIndexCheck("agentlake", state, with_text, docs, None, None, behind)
+
+
+def _no_index(con: duckdb.DuckDBPyConnection, workspace: str) -> SearchIndexCheck:
+    row = con.execute(sql.query("doctor_events_with_text"), {"workspace": workspace}).fetchone()
+    with_text = int(row[0]) if row else 0
+    state: IndexState = "missing" if with_text else "empty"
+    return SearchIndexCheck("none", state, with_text, 0, with_text, 0)
+
+
+def _index_check(con: duckdb.DuckDBPyConnection, workspace: str) -> SearchIndexCheck:
+    """Every event of the workspace against the index (scans its events' text)."""
+    if not _index_present(con):
+        return _no_index(con, workspace)
+    params = {"workspace": workspace}
+    kind: IndexKind = "agentlake"
+    state: IndexState
     row = con.execute(sql.query("doctor_search_index_own"), params).fetchone()
     assert row is not None
     with_text, indexed, missing, dangling = (int(v or 0) for v in row[:4])

@@ -124,14 +124,16 @@ class ImportReceipt:
 
 @dataclass(frozen=True, slots=True)
 class SearchIndexCheck:
-    """Coverage of the full-text index over this workspace's events with text."""
+    """Coverage of the full-text index over this workspace's events with text. Checked
+    from the index's counters, ``events_with_text``, ``missing`` and ``dangling`` are
+    ``None`` (not counted): only a deep check reads every event."""
 
     kind: IndexKind
     state: IndexState
-    events_with_text: int
+    events_with_text: int | None
     indexed: int
-    missing: int
-    dangling: int
+    missing: int | None
+    dangling: int | None
     lag: int = 0  # events the publish step has not reached: not searchable yet
 
     @property
@@ -140,7 +142,7 @@ class SearchIndexCheck:
         if self.state == "empty":
             return "no event has text; nothing to index"
         if self.state == "missing":
-            return f"no search index, but {self.events_with_text:,} events have text"
+            return f"no search index, but {self.events_with_text or 0:,} events have text"
         if self.state == "stale":
             parts = []
             if self.missing:
@@ -148,7 +150,11 @@ class SearchIndexCheck:
             if self.dangling:
                 parts.append("it indexes events that no longer exist")
             return "search index is stale: " + ("; ".join(parts) or "its counters disagree")
-        indexed = f"{self.indexed:,} of {self.events_with_text:,} events with text indexed"
+        indexed = (
+            f"{self.indexed:,} events indexed, its counters agree (--deep checks each event)"
+            if self.events_with_text is None
+            else f"{self.indexed:,} of {self.events_with_text:,} events with text indexed"
+        )
         if self.state == "lagging":
             events = "1 event is" if self.lag == 1 else f"{self.lag:,} events are"
             return f"{indexed}; {events} not searchable yet (the index lags)"
@@ -176,7 +182,7 @@ class CatalogCheck:
     schema_version: int | None = None
     tables: Mapping[str, int] = field(default_factory=dict)
     search_index: SearchIndexCheck | None = None
-    orphans: Mapping[str, int] = field(default_factory=dict)
+    orphans: Mapping[str, int] | None = None  # None: not counted (only a deep check does)
     imports: tuple[ImportReceipt, ...] = ()
     imports_by_status: Mapping[str, int] = field(default_factory=dict)
 
@@ -210,7 +216,7 @@ class DoctorReport:
         index = self.catalog.search_index
         if index is not None and index.attention:
             out.append(f"{index.message}; {index.remedy}")
-        orphans = sum(self.catalog.orphans.values())
+        orphans = sum((self.catalog.orphans or {}).values())
         if orphans:
             out.append(
                 f"{orphans:,} orphan rows (events/usage whose session or source is missing); "
@@ -325,7 +331,7 @@ class DoctorReport:
                     "message": index.message,
                     "remedy": index.remedy,
                 },
-                "orphans": dict(cat.orphans),
+                "orphans": None if cat.orphans is None else dict(cat.orphans),
                 "imports": [receipt_json(r) for r in cat.imports],
                 "imports_by_status": dict(cat.imports_by_status),
                 "abandoned_imports": cat.abandoned_imports,
