@@ -2,7 +2,9 @@
 
 Every report reads the calls of one workspace through the ``report_calls`` table macro
 (sql/queries/report_calls.sql), so the filters mean the same thing everywhere, and
-returns Arrow tables; the CLI decides between a table, JSON and CSV.
+returns Arrow tables; the CLI decides between a table, JSON and CSV. A report's rows
+are rolled up from its query's result by DuckDB on the same connection
+(sql/queries/report_rollup.sql); only the blocks report loads polars.
 
 The session report can fold every session's calls into the root of its tree of parent
 links (``rollup``: subagents, spawned threads and forks under the session that started
@@ -13,6 +15,7 @@ includes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,7 +25,6 @@ from typing import Any, Final, Literal, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import duckdb
-import polars as pl
 import pyarrow as pa
 
 from agentlake import sql
@@ -189,8 +191,8 @@ def report(
     if kind == "blocks":
         from agentlake.read.blocks import blocks_report
 
-        rows = _settle(_frame(blocks_report(catalog, workspace, flt, now=now, prices=prices)))
-        return Report(kind, flt, rows.to_arrow(), None, _totals(rows))
+        blocks = _settle(blocks_report(catalog, workspace, flt, now=now, prices=prices))
+        return Report(kind, flt, blocks, None, _totals(blocks))
     params = flt.params(workspace)
     if kind in _UNITS:
         query, params["unit"] = sql.query("report_period"), _UNITS[kind]
@@ -198,44 +200,75 @@ def report(
     else:
         query = sql.query("report_session_rollup" if rollup else f"report_{kind}")
     index_only = None
+    parts = None
     with report_connection(catalog, prices) as con:
-        detail = _frame(con.execute(query, params).to_arrow_table())
-        if kind == "session":
-            index_only = con.execute(
-                sql.query("report_index_only"), flt.params(workspace)
-            ).to_arrow_table()
-    if kind == "model":
-        rows = _settle(detail)
-        return Report(kind, flt, rows.to_arrow(), None, _totals(rows))
-    rows = _settle(_rollup(detail, _KEYS[kind]))
-    if kind == "project":
-        rows = rows.sort(
-            ["cost_usd", "total_tokens", "project_path"],
-            descending=[True, True, False],
-            nulls_last=True,
-        )
-    elif kind == "session":
-        rows = rows.sort(
-            ["last_activity", "provider", "session_id"], descending=[True, False, False]
-        )
-        detail = detail.sort(["provider", "session_id", "model"])
-    parts = _settle(detail.drop(_SESSION_COUNTS, strict=False)) if breakdown else None
-    return Report(
-        kind,
-        flt,
-        rows.to_arrow(),
-        None if parts is None else parts.to_arrow(),
-        _totals(rows),
-        rollup=rollup,
-        index_only=index_only,
+        try:
+            con.execute(sql.query("report_detail").replace("/* query */", query), params)
+            if kind == "model":
+                rows = _settled(con, order="arrival")
+                return Report(kind, flt, rows, None, _totals(rows))
+            rows = _rolled_up(con, _KEYS[kind], order=_ROW_ORDER.get(kind, "min(arrival)"))
+            if breakdown:
+                order = "provider, session_id, model" if kind == "session" else "arrival"
+                parts = _settled(con, order=order, drop=_SESSION_COUNTS)
+            if kind == "session":
+                index_only = con.execute(
+                    sql.query("report_index_only"), flt.params(workspace)
+                ).to_arrow_table()
+        finally:
+            con.execute("DROP TABLE IF EXISTS temp.report_detail")
+    return Report(kind, flt, rows, parts, _totals(rows), rollup=rollup, index_only=index_only)
+
+
+# The order of the rows of the reports that do not list them as their keys first appear.
+_ROW_ORDER: Final = {
+    "project": "cost_usd DESC NULLS LAST, total_tokens DESC, project_path",
+    "session": "last_activity DESC, provider, session_id",
+}
+
+
+def _rolled_up(con: duckdb.DuckDBPyConnection, keys: tuple[str, ...], *, order: str) -> pa.Table:
+    """One row per key of temp table ``report_detail`` (report_rollup.sql)."""
+    columns = set(con.table("report_detail").columns)
+    names = ", ".join(f'"{k}"' for k in keys)
+    providers = (
+        "" if "provider" in keys else ("list_sort(list_distinct(list(provider))) AS providers,")
     )
+    sessions = "".join(
+        f"first({count} ORDER BY arrival) AS sessions,"
+        for count in _SESSION_COUNTS
+        if count in columns
+    )
+    statement = (
+        sql.query("report_rollup")
+        .replace("/* keys */", names)
+        .replace("/* providers */", providers)
+        .replace("/* sessions */", sessions)
+        .replace("/* order */", order)
+    )
+    return con.execute(statement).to_arrow_table()
 
 
-def _settle(frame: pl.DataFrame) -> pl.DataFrame:
-    """Costs rounded to 1e-9 USD, so that one amount prints the same in every report
-    whatever order its calls were summed in."""
+def _settled(con: duckdb.DuckDBPyConnection, *, order: str, drop: tuple[str, ...] = ()) -> pa.Table:
+    """Temp table ``report_detail`` as it is, costs rounded (report_settle.sql)."""
+    present = [name for name in drop if name in con.table("report_detail").columns]
+    statement = (
+        sql.query("report_settle")
+        .replace("/* drop */", "".join(f", {name}" for name in present))
+        .replace("/* order */", order)
+    )
+    return con.execute(statement).to_arrow_table()
+
+
+def _settle(table: pa.Table) -> pa.Table:
+    """The blocks report with its costs rounded to 1e-9 USD, as report_rollup.sql rounds
+    the others' (the blocks report is computed with polars already)."""
+    import polars as pl
+
+    frame = pl.from_arrow(table)
+    assert isinstance(frame, pl.DataFrame)
     money = [c for c in frame.columns if c == "cost_usd" or c.endswith(("_cost_usd", "per_hour"))]
-    return frame.with_columns(pl.col(money).round(_COST_DIGITS))
+    return frame.with_columns(pl.col(money).round(_COST_DIGITS)).to_arrow()
 
 
 def _always_utc(tz: str) -> bool:
@@ -249,53 +282,17 @@ def _always_utc(tz: str) -> bool:
     )
 
 
-def _frame(table: pa.Table) -> pl.DataFrame:
-    frame = pl.from_arrow(table)
-    assert isinstance(frame, pl.DataFrame)
-    return frame
-
-
-def _cost_sum(column: str = "cost_usd") -> pl.Expr:
-    """The sum of the priced values, NULL when none is priced (polars' sum would say 0)."""
-    return pl.when(pl.col(column).is_not_null().any()).then(pl.col(column).sum())
-
-
-def _rollup(detail: pl.DataFrame, keys: tuple[str, ...]) -> pl.DataFrame:
-    """One row per key from the per-(key, provider, model) rows, in first-seen order."""
-    extra: list[pl.Expr] = []
-    if "provider" not in keys:
-        extra.append(pl.col("provider").unique().sort().alias("providers"))
-    for count in _SESSION_COUNTS:
-        if count in detail.columns:
-            extra.append(pl.col(count).first().alias("sessions"))
-    return detail.group_by(keys, maintain_order=True).agg(
-        pl.col("first_activity").min(),
-        pl.col("last_activity").max(),
-        *extra,
-        pl.col("model").unique().sort().alias("models"),
-        pl.col("calls").sum(),
-        *(pl.col(c).sum() for c in TOKEN_COLUMNS),
-        _cost_sum(),
-        pl.col("unpriced_calls").sum(),
-    )
-
-
-def _totals(rows: pl.DataFrame) -> dict[str, Any]:
-    """Sums over every row of a report."""
-    if rows.is_empty():
-        return {
-            "calls": 0,
-            **dict.fromkeys(TOKEN_COLUMNS, 0),
-            "cost_usd": None,
-            "unpriced_calls": 0,
-        }
-    total = rows.select(
-        pl.col("calls").sum(),
-        *(pl.col(c).sum() for c in TOKEN_COLUMNS),
-        _cost_sum(),
-        pl.col("unpriced_calls").sum(),
-    )
-    return _settle(total).row(0, named=True)
+def _totals(rows: pa.Table) -> dict[str, Any]:
+    """Sums over every row of a report (its cost: of the priced rows, rounded as theirs
+    are; ``None`` when none is priced)."""
+    items = rows.select(["calls", *TOKEN_COLUMNS, "cost_usd", "unpriced_calls"]).to_pylist()
+    totals: dict[str, Any] = {
+        name: sum(int(item[name] or 0) for item in items) for name in ("calls", *TOKEN_COLUMNS)
+    }
+    costs = [float(item["cost_usd"]) for item in items if item["cost_usd"] is not None]
+    totals["cost_usd"] = round(math.fsum(costs), _COST_DIGITS) if costs else None
+    totals["unpriced_calls"] = sum(int(item["unpriced_calls"] or 0) for item in items)
+    return totals
 
 
 def unpriced_json(table: pa.Table) -> dict[str, Any]:
