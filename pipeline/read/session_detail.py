@@ -11,9 +11,7 @@ from typing import Any, Final, Literal
 
 import duckdb
 import orjson
-import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from agentlake import sql
 from agentlake.errors import ConfigurationError
@@ -275,18 +273,13 @@ def _bounded_timeline(
     finally:
         con.execute(sql.query("sessions_timeline_drop"))
     table = _trim_truncated(table)
-    shown = (
-        pl.DataFrame(table.select(["bucket", "shown_bytes", "truncated"]))
-        .lazy()
-        .group_by("bucket")
-        .agg(
-            pl.len().alias("kept"),
-            pl.col("shown_bytes").sum().alias("shown_bytes"),
-            pl.col("truncated").sum().alias("truncated"),
-        )
-        .collect()
-    )
-    kept = {str(r["bucket"]): r for r in shown.iter_rows(named=True)}
+    # A bounded view keeps a few thousand events: summed in Python, without a frame.
+    kept: dict[str, dict[str, int]] = {}
+    for row in table.select(["bucket", "shown_bytes", "truncated"]).to_pylist():
+        got = kept.setdefault(str(row["bucket"]), {"kept": 0, "shown_bytes": 0, "truncated": 0})
+        got["kept"] += 1
+        got["shown_bytes"] += int(row["shown_bytes"] or 0)
+        got["truncated"] += int(bool(row["truncated"]))
     cuts: dict[str, BucketCut] = {}
     for total in totals.to_pylist():
         got = kept.get(str(total["bucket"]), {"kept": 0, "shown_bytes": 0, "truncated": 0})
@@ -305,8 +298,13 @@ def _bounded_timeline(
 def _trim_truncated(table: pa.Table) -> pa.Table:
     """Cut each truncated event (at most one per budget) to exactly its ``keep_bytes``
     UTF-8 bytes, text first, on a character boundary; add ``shown_bytes``."""
-    mask = table.column("truncated")
     shown = table.column("bytes")
+    if not any(table.column("truncated").to_pylist()):
+        # The usual view truncates nothing: no Arrow compute kernels to load.
+        return table.append_column("shown_bytes", shown)
+    import pyarrow.compute as pc
+
+    mask = table.column("truncated")
     picked = table.filter(mask)
     if picked.num_rows:
         texts, inputs, sizes = [], [], []

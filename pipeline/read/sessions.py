@@ -77,10 +77,9 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import duckdb
-import polars as pl
 import pyarrow as pa
 
 from agentlake import sql
@@ -101,6 +100,9 @@ from agentlake.read.session_detail import (
     show_session,
 )
 from agentlake.read.utc_tables import in_utc
+
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = [
     "DEFAULT_BOUNDS",
@@ -315,6 +317,8 @@ def _pin(con: duckdb.DuckDBPyConnection, workspace: str) -> _Pin | None:
     if pins is None:
         return None
     if workspace not in pins:
+        import polars as pl  # only a connection kept across calls pins its listing
+
         secret, snapshot = _snapshot(con, workspace)
         whole = _PageQuery(workspace, snapshot, (), None, None, None, None, PIN_LIMIT)
         table = in_utc(con.execute(sql.query("sessions_list"), whole.params()).to_arrow_table())
@@ -344,6 +348,8 @@ def _pin(con: duckdb.DuckDBPyConnection, workspace: str) -> _Pin | None:
 def _page_from_pin(pin: _Pin, query: _PageQuery) -> pa.Table:
     """The rows ``sessions_list.sql`` returns for ``query``, taken from the pinned listing
     (same order and filters; text matched case-insensitively by Unicode lower case)."""
+    import polars as pl
+
     assert pin.table is not None
     start = 0 if query.after is None else _position_after(pin, query.after)
     where: list[pl.Expr] = []
