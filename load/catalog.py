@@ -160,7 +160,7 @@ def _schema_version(con: duckdb.DuckDBPyConnection) -> int | None:
 STORAGE_VERSION: Final = "v1.5.0"
 
 
-def _connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
+def _connect(path: Path, *, read_only: bool, wheel_fts: bool = False) -> duckdb.DuckDBPyConnection:
     # Only a new file is created in that format: a connection with a configuration of
     # its own could not share the file with the caller's plain connections in one
     # process (DuckDB refuses a second configuration for an open file).
@@ -168,7 +168,7 @@ def _connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
     if not read_only and not path.exists():
         config["storage_compatibility_version"] = STORAGE_VERSION
     try:
-        con = duckdb.connect(str(path), read_only=read_only, config=config)
+        con = _open_file(path, read_only=read_only, config=config, wheel_fts=wheel_fts)
     except duckdb.Error as exc:
         raise CatalogUnusable(
             f"{path}: cannot open the catalog ({type(exc).__name__}); "
@@ -180,6 +180,22 @@ def _connect(path: Path, *, read_only: bool) -> duckdb.DuckDBPyConnection:
     # commands' output (--json), never a bar.
     con.execute("SET enable_progress_bar = false")
     return con
+
+
+def _open_file(
+    path: Path, *, read_only: bool, config: dict[str, str | bool | int | float | list[str]],
+    wheel_fts: bool,
+) -> duckdb.DuckDBPyConnection:  # fmt: skip
+    if wheel_fts and fts_extension_path() is not None:
+        # DuckDB checks an extension file's signature on every LOAD, hashing the 11 MiB
+        # of the fts extension (0.05 s of each search). The file is the installed
+        # duckdb-extension-fts wheel's, as trusted as the code that loads it, and only
+        # agentlake's own statements run on this connection. A file this process has
+        # open already keeps its configuration: then the signature is checked.
+        with suppress(duckdb.ConnectionException):
+            unsigned = {**config, "allow_unsigned_extensions": True}
+            return duckdb.connect(str(path), read_only=read_only, config=unsigned)
+    return duckdb.connect(str(path), read_only=read_only, config=config)
 
 
 def migrate(con: duckdb.DuckDBPyConnection, path: Path) -> None:
@@ -280,10 +296,14 @@ WAIT_NOTICE: ContextVar[Callable[[str], None] | None] = ContextVar(
 
 
 @contextmanager
-def open_for_read(path: Path, *, wait: bool | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+def open_for_read(
+    path: Path, *, wait: bool | None = None, wheel_fts: bool = False
+) -> Iterator[duckdb.DuckDBPyConnection]:
     """The catalog opened read-only under a shared lock; its version must be known.
     While an import writes, this fails with :class:`CatalogLocked` unless ``wait`` (by
-    default :data:`READ_WAIT`) says to wait for the import to finish."""
+    default :data:`READ_WAIT`) says to wait for the import to finish. ``wheel_fts``: the
+    connection will load the fts extension of the installed wheel (:func:`load_fts`),
+    without checking its signature again."""
     if wait is None:
         wait = READ_WAIT.get()
     if not path.is_file():
@@ -293,7 +313,7 @@ def open_for_read(path: Path, *, wait: bool | None = None) -> Iterator[duckdb.Du
             f"{path}: no catalog here; run 'agentlake import' first or pass --catalog"
         )
     with _flock(_lock_path(path), exclusive=False, wait=wait):
-        con = _connect(path, read_only=True)
+        con = _connect(path, read_only=True, wheel_fts=wheel_fts)
         try:
             version = _schema_version(con)
             if version != SCHEMA_VERSION:
@@ -313,11 +333,11 @@ CatalogRef = Path | duckdb.DuckDBPyConnection
 
 
 @contextmanager
-def reading(catalog: CatalogRef) -> Iterator[duckdb.DuckDBPyConnection]:
+def reading(catalog: CatalogRef, *, wheel_fts: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection to read ``catalog`` with: the caller's own, or one opened by
-    :func:`open_for_read` for the duration of the block."""
+    :func:`open_for_read` (with ``wheel_fts``) for the duration of the block."""
     if isinstance(catalog, duckdb.DuckDBPyConnection):
         yield catalog
     else:
-        with open_for_read(catalog) as con:
+        with open_for_read(catalog, wheel_fts=wheel_fts) as con:
             yield con

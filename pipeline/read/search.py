@@ -339,7 +339,7 @@ def search_page(
     flt = flt or SearchFilter()
     bound = {"kind": "search", "workspace": workspace, "query": query, "filters": _filter_key(flt),
              "keys": "score in billionths, doc"}  # fmt: skip
-    with reading(catalog) as con:
+    with reading(catalog, wheel_fts=True) as con:
         words = sorted(
             {w for c in parsed.clauses for a in c if a.kind != "prefix" for w in a.text.split()}
             | set(parsed.excluded)
