@@ -15,13 +15,18 @@ def in_utc(table: pa.Table) -> pa.Table:
 
 
 def naive_in_utc(table: pa.Table) -> pa.Table:
-    """``table`` (local times of zone UTC, without a zone) with its times labelled UTC."""
-    return table.cast(
-        pa.schema(
-            f.with_type(pa.timestamp(f.type.unit, tz="UTC")) if pa.types.is_timestamp(f.type) else f
-            for f in table.schema
-        )
-    )
+    """``table`` (local times of zone UTC, without a zone) with its times labelled UTC.
+    A naive UTC time and a UTC instant are the same number, so each time column is
+    relabelled in place (a view), without Arrow's compute kernels (0.05 s to load)."""
+    fields, columns = [], []
+    for field, column in zip(table.schema, table.columns, strict=True):
+        if pa.types.is_timestamp(field.type) and field.type.tz != "UTC":
+            zoned = pa.timestamp(field.type.unit, tz="UTC")
+            field = field.with_type(zoned)
+            column = pa.chunked_array([chunk.view(zoned) for chunk in column.chunks], zoned)
+        fields.append(field)
+        columns.append(column)
+    return pa.Table.from_arrays(columns, schema=pa.schema(fields, metadata=table.schema.metadata))
 
 
 def utc_schema(schema: pa.Schema) -> pa.Schema:
