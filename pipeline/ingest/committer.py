@@ -368,7 +368,7 @@ def run_source(
     restart = planned.restart
     try:
         for batch in batches:
-            digest = _digest(source, batch.end_offset)
+            digest = batch.digest or _digest(source, batch.end_offset)
             adapter_state = batch.state
             piece = Piece(
                 _state(planned, spec, batch.end_offset, digest, adapter_state=adapter_state),
