@@ -368,7 +368,7 @@ def run_source(
     restart = planned.restart
     try:
         for batch in batches:
-            digest = batch.digest or _digest(source, batch.end_offset)
+            digest = _digest(source, batch.end_offset, batch.digest)
             adapter_state = batch.state
             piece = Piece(
                 _state(planned, spec, batch.end_offset, digest, adapter_state=adapter_state),
@@ -442,9 +442,13 @@ def _refused_state(
     )
 
 
-def _digest(source: SourceFile, offset: int) -> str | None:
+def _digest(source: SourceFile, offset: int, read: str | None = None) -> str | None:
     """The checkpoint's digest: the window before the offset of an append-only file,
-    the whole content of a document, nothing for a database."""
+    the whole content of a document, nothing for a database. ``read`` is that digest as
+    the extractor took it of the bytes it read, if it could: the file is read only
+    without it."""
+    if read is not None:
+        return read
     if source.position_kind == "byte-offset":
         return window_digest(source.path, offset)
     if source.position_kind == "document":
