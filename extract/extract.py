@@ -25,6 +25,7 @@ from .adapter import (
     LineAdapter,
     SourceContext,
 )
+from .digests import bytes_digest
 from .jsonl import LineBatch, RecordLimits, Reject, parse_line, read_lines
 from .providers import ProviderSpec
 from .rows import RawTables, RowSink
@@ -59,6 +60,9 @@ class ExtractBatch:
     outcomes: Counter[str] = field(default_factory=Counter)
     state: str | None = None  # the adapter's memo after this batch, as JSON
     retracts: bool = False  # the batch withdraws rows already committed
+    # The checkpoint digest at ``end_offset`` (extract.digests), from the bytes read;
+    # ``None`` when they were not all at hand (the committer then reads the file).
+    digest: str | None = None
 
     @property
     def tables(self) -> RawTables:
@@ -153,11 +157,11 @@ def _extract_lines(
 
 
 def _whole(source: SourceFile, sink: RowSink, ctx: SourceContext, outcomes: Counter[str],
-           rejects: list[Reject]) -> ExtractBatch:  # fmt: skip
+           rejects: list[Reject], digest: str | None = None) -> ExtractBatch:  # fmt: skip
     return ExtractBatch(
         source=source, rows=sink, rejects=rejects, start_offset=0, end_offset=source.size,
         lines=1, outcomes=outcomes, state=orjson.dumps(ctx.memo).decode(),
-        retracts=sink.retracts,
+        retracts=sink.retracts, digest=digest,
     )  # fmt: skip
 
 
@@ -180,6 +184,8 @@ def _extract_document(
         return
     with open_regular(source.path) as fh:
         data = fh.read(size)
+    # The checkpoint keys the document by the digest of the bytes parsed here.
+    digest = bytes_digest(data)
     parsed = parse_line(
         data, RecordLimits(max_line_bytes=size + 1, max_depth=limits.record.max_depth)
     )
@@ -195,7 +201,7 @@ def _extract_document(
             sink = RowSink()
             rejects.append(Reject(0, len(data), "INVALID_RECORD", str(exc)[:200]))
             outcomes["invalid"] += 1
-    yield _whole(source, sink, ctx, outcomes, rejects)
+    yield _whole(source, sink, ctx, outcomes, rejects, digest)
 
 
 def _extract_database(
@@ -277,6 +283,7 @@ def _map_chunk(
         outcomes=outcomes,
         state=orjson.dumps(ctx.memo).decode(),
         retracts=sink.retracts,
+        digest=None if end is not None or chunk.window is None else bytes_digest(chunk.window),
     )
     return batch, drift
 

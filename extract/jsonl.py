@@ -18,6 +18,7 @@ from typing import Any, Final
 
 import orjson
 
+from .digests import WINDOW_BYTES
 from .schema import RejectReason
 from .sources import open_regular
 
@@ -63,6 +64,9 @@ class LineBatch:
     end_offset: int = 0
     lines: int = 0
     limits: RecordLimits = RecordLimits()
+    # The ≤ WINDOW_BYTES bytes just before ``end_offset`` as read, when the reader still
+    # held them: the checkpoint's window digest is taken from them, not read again.
+    window: bytes | None = None
 
     def parsed(self) -> Iterator[tuple[dict[str, Any] | Reject, int, int]]:
         """Each text parsed, in order, with its offset and length: its object, or its
@@ -158,6 +162,16 @@ def read_lines(
     max_len = limits.max_line_bytes
     batch_lines = max(1, batch_lines)
     batch = LineBatch(start_offset=start, end_offset=start, limits=limits)
+    # The last two chunks read, contiguous (older first), and where each starts: the
+    # window before a batch's end lies in them whenever it was read in this call.
+    held: list[tuple[int, bytes]] = []
+
+    def window(end: int) -> bytes | None:
+        low = max(0, end - WINDOW_BYTES)
+        if not held or low < held[0][0]:
+            return None
+        return b"".join(c[max(0, low - at) : max(0, end - at)] for at, c in held)
+
     with open_regular(path, buffering=0) as fh:
         fh.seek(start)
         chunk_pos = start  # file offset of the next chunk
@@ -172,6 +186,7 @@ def read_lines(
                 break  # the file shrank under us; the planner sees it next run
             remaining -= len(chunk)
             chunk_start, chunk_pos = chunk_pos, chunk_pos + len(chunk)
+            held = [*held[-1:], (chunk_start, chunk)]
             lines = chunk.split(b"\n")  # no copy when the chunk holds no newline
             tail = lines.pop()
             first = 0  # index of the first line of ``lines`` still to parse
@@ -203,6 +218,7 @@ def read_lines(
                     and batch.lines
                     and batch.end_offset - batch.start_offset >= batch_bytes
                 ):
+                    batch.window = window(batch.end_offset)
                     yield batch
                     batch = LineBatch(start_offset=line_start, end_offset=line_start, limits=limits)
                 if first >= len(lines):
@@ -217,6 +233,7 @@ def read_lines(
                 else:
                     pending, pending_len = [tail], len(tail)
     if batch.lines:
+        batch.window = window(batch.end_offset)
         yield batch
 
 

@@ -220,18 +220,37 @@ class RowSink:
         emitted = (len(self._events), len(self._usage))
         self._withdrawn[(session_id, native_id)] = emitted
 
+    def withdraw_emitted(self, session_ids: set[str], pairs: set[tuple[str, str]]) -> None:
+        """Apply a later batch's withdrawal to this batch's rows before either is
+        committed, as if this batch had been committed first: every row emitted so far
+        of the (session, native id) ``pairs`` goes, and so do the time hints of
+        ``session_ids``, since a commit that withdraws rows recomputes those sessions'
+        times from their remaining events alone. Other session fields are kept."""
+        emitted = (len(self._events), len(self._usage))
+        for pair in pairs:
+            self._withdrawn[pair] = emitted
+        for sid in session_ids:
+            row = self._sessions.get(sid)
+            if row is not None:
+                row.pop("started_at", None)
+                row.pop("updated_at", None)
+
     @property
     def retracts(self) -> bool:
-        """Whether this batch withdraws rows (it must then be committed on its own)."""
+        """Whether this batch withdraws rows already committed."""
         return bool(self._retracted)
+
+    def withdrawn_pairs(self) -> set[tuple[str, str]]:
+        """The (session, native id) pairs this batch withdraws."""
+        return set(self._retracted)
 
     def build(self) -> RawTables:
         """Turn the accumulated rows into Arrow tables."""
         events = _table(self._events, RAW_EVENT_SCHEMA)
         usage = _table(self._usage, RAW_USAGE_SCHEMA)
         if self._withdrawn:
-            events = self._kept(events, 0)
-            usage = self._kept(usage, 1)
+            events = _kept(events, self._spans(0, 0))
+            usage = _kept(usage, self._spans(1, 0))
         return RawTables(
             events,
             usage,
@@ -273,55 +292,69 @@ class RowSink:
             return events.slice(max(events.num_rows - 1, 0))
         return _table(self._events[-1:], RAW_EVENT_SCHEMA)
 
-    def _kept(self, table: pa.Table, which: int) -> pa.Table:
-        """``table`` without the rows a later withdrawal took back: rows joined in bulk
-        to the withdrawn (session, native id) pairs, and dropped when emitted before that
-        withdrawal (re-scanning the batch at each withdrawal made a long rewound session
-        quadratic)."""
-        import pyarrow.compute as pc  # a run with nothing new never loads it
+    def _spans(self, which: int, first: int) -> list[tuple[str, str, int, int]]:
+        """(session, native id, first row, end row) of each withdrawal over this batch's
+        events (``which`` 0) or calls (1), whose first row is row ``first`` of a table
+        holding them: the rows of the pair in that range are dropped."""
+        return [(s, n, first, first + e[which]) for (s, n), e in self._withdrawn.items()]
 
-        withdrawn = pa.table(
-            {
-                "session_id": pa.array([s for s, _ in self._withdrawn], pa.string()),
-                "native_id": pa.array([n for _, n in self._withdrawn], pa.string()),
-                "before": pa.array([e[which] for e in self._withdrawn.values()], pa.int64()),
-            }
-        )
-        rows = table.select(["session_id", "native_id"]).append_column(
-            "row", pa.array(range(table.num_rows), pa.int64())
-        )
-        gone = rows.join(withdrawn, ["session_id", "native_id"], join_type="inner").filter(
-            pc.field("row") < pc.field("before")
-        )
-        if not gone.num_rows:
-            return table
-        return table.filter(pc.invert(pc.is_in(rows.column("row"), value_set=gone.column("row"))))
+
+def _kept(table: pa.Table, spans: list[tuple[str, str, int, int]]) -> pa.Table:
+    """``table`` without the rows a withdrawal took back: the rows of each span's
+    (session, native id) between its first and end row, joined in bulk (re-scanning the
+    batch at each withdrawal made a long rewound session quadratic, and joining each
+    sink apart cost a join per withdrawing file of a commit)."""
+    import pyarrow.compute as pc  # a run with nothing new never loads it
+
+    withdrawn = pa.table(
+        {
+            "session_id": pa.array([s[0] for s in spans], pa.string()),
+            "native_id": pa.array([s[1] for s in spans], pa.string()),
+            "first": pa.array([s[2] for s in spans], pa.int64()),
+            "end": pa.array([s[3] for s in spans], pa.int64()),
+        }
+    )
+    rows = table.select(["session_id", "native_id"]).append_column(
+        "row", pa.array(range(table.num_rows), pa.int64())
+    )
+    gone = rows.join(withdrawn, ["session_id", "native_id"], join_type="inner").filter(
+        (pc.field("row") >= pc.field("first")) & (pc.field("row") < pc.field("end"))
+    )
+    if not gone.num_rows:
+        return table
+    return table.filter(pc.invert(pc.is_in(rows.column("row"), value_set=gone.column("row"))))
 
 
 def build_tagged(parts: Sequence[tuple[RowSink, str]]) -> RawTables:
     """One batch from several sinks, each with the id of the source it was read from:
     the tables :meth:`RawTables.concat` makes of each sink's built and
-    :meth:`RawTables.tagged` tables, but with the rows of consecutive sinks converted
-    together (a commit of a bulk import gathers hundreds of small files; converting
-    each apart cost a table per file and a polars frame of hundreds of chunks). A sink
-    with withdrawals is built on its own, in its place."""
-    chunks: list[RawTables] = []
-    run: list[tuple[RowSink, str]] = []
-    for sink, source_id in parts:
-        if sink._withdrawn:
-            if run:
-                chunks.append(_converted_together(run))
-                run = []
-            chunks.append(sink.build().tagged(source_id))
-        else:
-            run.append((sink, source_id))
-    if run or not chunks:
-        chunks.append(_converted_together(run))
-    return chunks[0] if len(chunks) == 1 else RawTables.concat(chunks)
+    :meth:`RawTables.tagged` tables, but with the rows of every sink converted together
+    (a commit of a bulk import gathers hundreds of small files; converting each apart
+    cost a table per file and a polars frame of hundreds of chunks), and the rows the
+    sinks withdrew dropped in one join for all of them."""
+    together = _converted_together(parts)
+    if not any(sink._withdrawn for sink, _ in parts):
+        return together
+    spans: tuple[list[tuple[str, str, int, int]], list[tuple[str, str, int, int]]] = ([], [])
+    first = [0, 0]  # each sink's first row in the events and the calls
+    for sink, _ in parts:
+        for which in (0, 1):
+            spans[which].extend(sink._spans(which, first[which]))
+        first[0] += len(sink._events)
+        first[1] += len(sink._usage)
+    retracted = chain.from_iterable(sink._retracted for sink, _ in parts)
+    return RawTables(
+        _kept(together.events, spans[0]) if spans[0] else together.events,
+        _kept(together.usage, spans[1]) if spans[1] else together.usage,
+        together.sessions,
+        _table(list(retracted), RETRACTION_SCHEMA),
+        together.rate_limits,
+    )
 
 
-def _converted_together(parts: list[tuple[RowSink, str]]) -> RawTables:
-    """The rows of sinks without withdrawals, tagged and converted in one pass."""
+def _converted_together(parts: Sequence[tuple[RowSink, str]]) -> RawTables:
+    """The rows of sinks as emitted (withdrawals not applied), tagged and converted in
+    one pass; no retraction rows."""
 
     def tagged(rows: list[list[tuple[Any, ...]]], schema: pa.Schema) -> pa.Table:
         table = _table(list(chain.from_iterable(rows)), schema)

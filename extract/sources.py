@@ -92,6 +92,16 @@ class RefusedPath:
         return source_id_for(self.provider, self.path)
 
 
+def rel_parts(source: SourceFile) -> RelParts:
+    """The parts of ``source``'s path below its root. Discovery builds a source's path
+    by joining names onto its root's, so they are cut from the string (``relative_to``
+    cost more than the rest of locating a small file's session)."""
+    path, root = str(source.path), str(source.root)
+    if path.startswith(root) and path[len(root) : len(root) + 1] == os.sep:
+        return tuple(path[len(root) + 1 :].split(os.sep))  # noqa: PTH206 (strings, not Path)
+    return source.path.relative_to(source.root).parts
+
+
 def source_id_for(provider: str, path: Path) -> str:
     """Deterministic id of a source file."""
     return hashlib.blake2b(f"{provider}\0{path}".encode(), digest_size=10).hexdigest()

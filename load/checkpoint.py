@@ -1,18 +1,19 @@
-"""Persisted per-source checkpoints (DESIGN §5)."""
+"""Persisted per-source checkpoints (DESIGN §5); their digests are computed by
+:mod:`agentlake.extract.digests`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from hashlib import blake2b
-from pathlib import Path
 from typing import Final, Literal
 
 import duckdb
 
-from agentlake.extract.sources import open_regular
+# Re-exported: the planner and the committer know them as checkpoint functions.
+from agentlake.extract.digests import WINDOW_BYTES as WINDOW_BYTES
+from agentlake.extract.digests import document_digest as document_digest
+from agentlake.extract.digests import window_digest as window_digest
 
 CHECKPOINT_VERSION: Final = 1
-WINDOW_BYTES: Final = 64 * 1024
 
 
 #: The planner's decision for a source against its checkpoint (DESIGN §5), as stored.
@@ -59,24 +60,6 @@ class Checkpoint:
     refusal: str | None
     adapter_state: str | None = None
     version: int = CHECKPOINT_VERSION
-
-
-def window_digest(path: Path, offset: int) -> str:
-    """Digest of the ≤ 64 KiB of ``path`` just before ``offset`` (O(1) in file size)."""
-    start = max(0, offset - WINDOW_BYTES)
-    with open_regular(path) as fh:
-        fh.seek(start)
-        data = fh.read(offset - start)
-    return blake2b(data, digest_size=16).hexdigest()
-
-
-def document_digest(path: Path) -> str:
-    """Digest of a whole document (read in 1 MiB blocks): its identity as a checkpoint."""
-    digest = blake2b(digest_size=16)
-    with open_regular(path) as fh:
-        while block := fh.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def load_checkpoints(con: duckdb.DuckDBPyConnection, workspace: str) -> dict[str, Checkpoint]:

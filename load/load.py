@@ -201,9 +201,11 @@ class CatalogWriter:
             for piece in pieces:
                 if piece.restart:
                     self._forget_source(piece.state.source.source_id)
-            if "batch_retractions" in tables:
-                retract = _with_sessions(
-                    sql.query("apply_retractions"), tables["batch_retractions"]
+            retracted = tables.get("batch_retractions")
+            held = self._held_sessions(retracted) if retracted is not None else []
+            if held:
+                retract = sql.query("apply_retractions").replace(
+                    "/* sessions */", sql.literals(held)
                 )
                 run_script(con, retract, params)
                 run_script(con, sql.query("search_withdraw"), params)
@@ -247,6 +249,26 @@ class CatalogWriter:
                 len(piece.rejects) + (prior.rejects if prior else 0),
             )
         return results
+
+    def _held_sessions(self, retractions: pa.Table) -> list[str]:
+        """The ids of the sessions ``retractions`` withdraws from that the catalog holds
+        rows of, sorted. Withdrawing from any other session changes nothing (in a first
+        import a rewind's rows are all in its own batch, dropped before the commit), so
+        only these are probed: the statements that withdraw and recompute scan every
+        event and call of the workspace. An event's session has its row in ``sessions``
+        from the commit that inserts it; calls are looked up themselves."""
+        ids = _session_ids(retractions)
+        if not ids:
+            return []
+        listed = sql.literals(ids)
+        lookup = (
+            "SELECT session_id FROM sessions "
+            f"WHERE workspace = $workspace AND session_id IN ({listed}) "
+            "UNION SELECT session_id FROM usage "
+            f"WHERE workspace = $workspace AND session_id IN ({listed})"
+        )
+        rows = self.con.execute(lookup, {"workspace": self.workspace}).fetchall()
+        return sorted(str(s) for (s,) in rows)
 
     def _known_sessions(self, events: pa.Table, sessions: pa.Table) -> list[str]:
         """The ids of the sessions of a batch's ``events`` and ``sessions`` that the

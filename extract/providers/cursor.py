@@ -45,7 +45,7 @@ from typing import Any, Final
 from ..adapter import InvalidRecord, RecordOutcome, SourceContext
 from ..rows import RowSink
 from ..schema import BlockType
-from ..sources import RelParts, Root, SourceFile
+from ..sources import RelParts, Root, SourceFile, rel_parts
 from ..values import json_text
 from .cursor_fields import common_parent, instant, is_absolute, text_or_none
 from .cursor_fields import parse_timestamp as parse_timestamp  # the transcripts' clock
@@ -116,7 +116,7 @@ def superseded(sources: Sequence[SourceFile]) -> dict[str, str]:
     for source in sources:
         if source.format != TRANSCRIPT_FORMAT:
             continue
-        parts = source.path.relative_to(source.root).parts
+        parts = rel_parts(source)
         copies.setdefault(parts[2], {}).setdefault((source.root, parts[0]), []).append(source)
     left_out: dict[str, str] = {}
     for composer, by_copy in copies.items():
@@ -160,7 +160,7 @@ class CursorTranscriptAdapter:
     def locate(self, source: SourceFile) -> SourceContext:
         """The file stem is the session (composer) id; a subagent file's parent is the
         composer directory it sits in."""
-        parts = source.path.relative_to(source.root).parts
+        parts = rel_parts(source)
         stem = parts[-1][: -len(".jsonl")]
         if len(parts) == 5:
             return SourceContext(source, stem, parts[2])

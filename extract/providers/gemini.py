@@ -45,7 +45,7 @@ import orjson
 
 from ..adapter import FormatDrift, InvalidRecord, RecordOutcome, SourceContext
 from ..rows import RowSink
-from ..sources import RelParts, Root, SourceFile
+from ..sources import RelParts, Root, SourceFile, rel_parts
 from .gemini_messages import Row, Usage, emit_rows, str_or_none
 from .gemini_messages import message_rows as message_rows  # one message's events and call
 from .gemini_projects import ProjectResolver as ProjectResolver  # the sessions' project path
@@ -147,7 +147,7 @@ class _Base:
         """Session identity from the path: a subagent log is the session named by its
         stem whose parent is the directory it sits in; any other file starts with its
         stem, replaced by the ``sessionId`` written inside it."""
-        parts = source.path.relative_to(source.root).parts
+        parts = rel_parts(source)
         if len(parts) == 4:
             return SourceContext(source, source.path.stem, parts[2])
         return SourceContext(source, source.path.stem)
@@ -157,7 +157,7 @@ class _Base:
     ) -> None:
         """Emit the session's path-derived metadata and what ``fields`` says of it."""
         source = ctx.source
-        project_dir = source.path.relative_to(source.root).parts[0]
+        project_dir = rel_parts(source)[0]
         title, started, updated = _session_fields(fields)
         sink.session(
             sid,

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from pathlib import Path
 from typing import Final
@@ -29,9 +30,26 @@ class ProjectResolver:
 
     def __init__(self) -> None:
         self._projects: dict[Path, tuple[tuple[int, int], dict[str, str], dict[str, str]]] = {}
+        # (root, project dir, hash) -> (what the two files were, the answer then): a
+        # directory's sessions ask one after the other, and a stat of each file tells
+        # whether the answer still holds, for the cost of reading the marker again.
+        self._resolved: dict[tuple[Path, str, str | None], tuple[_Stamps, str | None]] = {}
 
     def resolve(self, root: Path, project_dir: str, project_hash: str | None = None) -> str | None:
         """The project path of ``root / project_dir`` (``root`` = ``~/.gemini/tmp``)."""
+        key = (root, project_dir, project_hash)
+        stamp: _Stamps = (
+            _stamp(root / project_dir / ".project_root"),
+            _stamp(root.parent / "projects.json"),
+        )
+        cached = self._resolved.get(key)
+        if cached is not None and cached[0] == stamp and None not in stamp:
+            return cached[1]
+        found = self._resolve(root, project_dir, project_hash)
+        self._resolved[key] = (stamp, found)
+        return found
+
+    def _resolve(self, root: Path, project_dir: str, project_hash: str | None) -> str | None:
         marker = root / project_dir / ".project_root"
         path = _read_small(marker, _PROJECT_ROOT_BYTES)
         if path is not None:
@@ -70,6 +88,22 @@ class ProjectResolver:
                 by_hash[hashlib.sha256(project.encode()).hexdigest()] = project
         self._projects[path] = (key, by_slug, by_hash)
         return by_slug, by_hash
+
+
+# A file's (inode, size, mtime_ns, ctime_ns) from its lstat, "absent" when there is
+# none; ``None`` when it cannot be told (an answer is then never reused).
+_Stamp = tuple[int, int, int, int] | str | None
+_Stamps = tuple[_Stamp, _Stamp]  # of the directory's .project_root, of projects.json
+
+
+def _stamp(path: Path) -> _Stamp:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return "absent"
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _read_small(path: Path, limit: int) -> bytes | None:

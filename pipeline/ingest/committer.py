@@ -130,6 +130,10 @@ class Committer:
         self.bytes = 0
         self.pending: list[tuple[Piece, RowSink | None, SourceOutcome, int]] = []
         self.records = 0
+        # (provider, session) -> the queued sinks with rows of it, for the first
+        # ``_indexed`` queued pieces (see _withdraw_queued).
+        self._touching: dict[tuple[str, str], list[RowSink]] = {}
+        self._indexed = 0
         self.progressed = False  # some bytes were read in this run
         self.outcomes: dict[str, SourceOutcome] = {}  # every source a piece was queued for
         # (provider, raw events) the next commit may continue: a message streamed as
@@ -143,14 +147,12 @@ class Committer:
 
     def add(self, piece: Piece, raw: RowSink | None, outcome: SourceOutcome, nbytes: int) -> None:
         """Queue ``piece`` with its raw rows (covering ``nbytes`` of its source). A piece
-        that withdraws rows of sessions the queued pieces touch starts a new commit: a
-        commit withdraws from what the catalog holds before it inserts, so those pieces
-        are committed first. Otherwise it joins them (a withdrawal names its sessions,
-        so it cannot reach their rows), and the pieces after it may share its commit
-        too (their rows are inserted after the withdrawal, as they would be in a commit
-        of their own)."""
-        if raw is not None and raw.retracts and self._touched(raw):
-            self.submit()
+        that withdraws rows joins the queued pieces too: a commit withdraws from what
+        the catalog holds before it inserts anything, so the withdrawal is applied to
+        the queued pieces' rows here, as committing them first would have (the rows
+        after it, its own included, are inserted after the withdrawal either way)."""
+        if raw is not None and raw.retracts:
+            self._withdraw_queued(piece.state.source.provider, raw)
         self.pending.append((piece, raw, outcome, nbytes))
         self.outcomes[piece.state.source.source_id] = outcome
         self.records += piece.records
@@ -162,16 +164,26 @@ class Committer:
         if full:
             self.submit()
 
-    def _touched(self, raw: RowSink) -> bool:
-        """Whether a queued piece has rows (events, calls, session fields or withdrawals)
-        of a session that ``raw`` withdraws from. On the benchmark home a third of all
-        commits started at a Gemini rewind before this was asked."""
-        sessions = raw.sessions_withdrawn_from()
-        return any(
-            not sessions.isdisjoint(queued.sessions_touched())
-            for _, queued, _, _ in self.pending
-            if queued is not None
-        )
+    def _withdraw_queued(self, provider: str, raw: RowSink) -> None:
+        """Withdraw what ``raw`` withdraws from the queued rows of its provider's
+        sessions. Which sessions each queued piece touches is indexed once per piece,
+        when a withdrawal first needs it (asking every queued piece at every withdrawal
+        was quadratic in the pieces of a commit)."""
+        index = self._touching
+        for position in range(self._indexed, len(self.pending)):
+            queued_piece, queued, _, _ = self.pending[position]
+            if queued is not None:
+                src = queued_piece.state.source.provider
+                for sid in queued.sessions_touched():
+                    index.setdefault((src, sid), []).append(queued)
+        self._indexed = len(self.pending)
+        pairs = raw.withdrawn_pairs()
+        by_sink: dict[int, tuple[RowSink, set[str]]] = {}
+        for sid in raw.sessions_withdrawn_from():
+            for queued in index.get((provider, sid), ()):
+                by_sink.setdefault(id(queued), (queued, set()))[1].add(sid)
+        for queued, sessions in by_sink.values():
+            queued.withdraw_emitted(sessions, {p for p in pairs if p[0] in sessions})
 
     def should_stop(self) -> bool:
         """Whether a stop was requested or the time budget is spent (a budget only counts
@@ -232,6 +244,8 @@ class Committer:
             self.context = (src.provider, stream_context(last_raw.last_event(), src.source_id))
         queued = [(piece, outcome, nbytes) for piece, _, outcome, nbytes in self.pending]
         self.pending.clear()
+        self._touching.clear()
+        self._indexed = 0
         self.records = 0
         self.bytes = 0
         self.drain()
@@ -354,7 +368,7 @@ def run_source(
     restart = planned.restart
     try:
         for batch in batches:
-            digest = _digest(source, batch.end_offset)
+            digest = _digest(source, batch.end_offset, batch.digest)
             adapter_state = batch.state
             piece = Piece(
                 _state(planned, spec, batch.end_offset, digest, adapter_state=adapter_state),
@@ -428,9 +442,13 @@ def _refused_state(
     )
 
 
-def _digest(source: SourceFile, offset: int) -> str | None:
+def _digest(source: SourceFile, offset: int, read: str | None = None) -> str | None:
     """The checkpoint's digest: the window before the offset of an append-only file,
-    the whole content of a document, nothing for a database."""
+    the whole content of a document, nothing for a database. ``read`` is that digest as
+    the extractor took it of the bytes it read, if it could: the file is read only
+    without it."""
+    if read is not None:
+        return read
     if source.position_kind == "byte-offset":
         return window_digest(source.path, offset)
     if source.position_kind == "document":

@@ -13,11 +13,13 @@ import orjson
 import pytest
 
 from agentlake.errors import SourceError
+from agentlake.extract.digests import document_digest, window_digest
 from agentlake.extract.extract import ExtractBatch, ExtractLimits, extract_source
 from agentlake.extract.jsonl import RecordLimits
 from agentlake.extract.providers import by_id
 from agentlake.extract.sources import SourceFile, walk_root
 from agentlake.ingest.run import ImportOptions, run_import
+from fixtures.synth import generate_gemini_home
 
 SPEC = by_id("claude-code")
 
@@ -156,3 +158,32 @@ def test_an_adapter_bug_fails_the_import(tmp_path: Path, monkeypatch: pytest.Mon
     )  # fmt: skip
     with pytest.raises(KeyError, match="adapter bug"):
         run_import(options)
+
+
+def test_each_batch_hands_over_the_checkpoint_digest_of_the_bytes_it_read(
+    tmp_path: Path,
+) -> None:
+    """A batch's digest is the one the checkpoint would read from the file at its end
+    (the window before it), so the committer need not read the file again; a batch
+    cut short by the record budget has none (the committer reads it then)."""
+    lines = [_prompt(n) for n in range(30)]
+    src = _source(tmp_path, lines)
+    for limits in (ExtractLimits(batch_lines=4), ExtractLimits()):
+        batches = list(extract_source(SPEC, src, start=0, stop=src.size, limits=limits))
+        assert all(b.digest == window_digest(src.path, b.end_offset) for b in batches)
+    cut = ExtractLimits(max_records_per_source=5)
+    (batch,) = extract_source(SPEC, src, start=0, stop=src.size, limits=cut)
+    assert batch.digest is None
+
+
+def test_a_document_batch_hands_over_the_digest_of_the_document(tmp_path: Path) -> None:
+    generate_gemini_home(tmp_path, sessions=1)  # session 0 is a legacy .json document
+    spec = by_id("gemini-cli")
+    (doc,) = [
+        s
+        for root in spec.roots(tmp_path, {})
+        for s in walk_root(root, spec.formats)
+        if isinstance(s, SourceFile) and s.position_kind == "document"
+    ]
+    (batch,) = extract_source(spec, doc, start=0, stop=doc.size)
+    assert batch.digest == document_digest(doc.path) and batch.rows.event_count

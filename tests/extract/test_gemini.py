@@ -739,9 +739,10 @@ def test_demo_corpus_reaches_its_target_and_imports_exactly(tmp_path: Path) -> N
 def test_withdrawals_sharing_a_commit_give_the_catalog_of_one_commit_per_piece(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A piece that withdraws rows joins the pieces queued before it when they are of
-    other sessions (else it starts a commit), and the pieces after it may share its
-    commit: the catalog equals one where every piece is committed alone."""
+    """A piece that withdraws rows joins the pieces queued before it, even those with
+    rows of the sessions it withdraws from (the withdrawal is applied to their queued
+    rows), and the pieces after it share its commit too: the catalog equals one where
+    every piece is committed alone."""
     from agentlake.ingest import committer as running
 
     home = tmp_path / "home"
@@ -775,12 +776,48 @@ def test_withdrawals_sharing_a_commit_give_the_catalog_of_one_commit_per_piece(
         if name == "files":  # withdrawing files shared commits with files before and after
             assert any(True in c[:-1] for c in commits)
             assert any(True in c[1:] for c in commits)
-        if name == "lines":  # rewinds withdraw rows of the lines queued before them
-            assert len(commits) > 1 and all(c[0] for c in commits[1:])
+        if name == "lines":  # withdrawals of the lines queued before them end no commit
+            assert len(commits) == 1 and any(commits[0][1:])
     tables = ("sessions", "events", "usage", "search_postings", "search_terms")
     for name in ("files", "lines"):
         assert snapshot(catalogs[name], tables) == snapshot(catalogs["alone"], tables), name
     assert _totals(catalogs["files"]) == _reference_totals(home)
+
+
+def test_a_withdrawal_reaching_another_queued_file_gives_the_catalog_of_separate_commits(
+    tmp_path: Path,
+) -> None:
+    """A log that rewinds messages a document of the same session also holds, read in
+    the same commit as that document: the withdrawal takes the document's queued rows
+    of those messages and its time hints (its later ``lastUpdated``), as committing the
+    document first and then recomputing the session would; the catalog equals the one
+    of a commit per line."""
+    sid, t = "7c1f0d9e-0000-4000-8000-00000000c001", "2026-05-01T09:00:%02d.000Z"
+    chats = tmp_path / "home" / ".gemini" / "tmp" / ("ab" * 32) / "chats"
+    chats.mkdir(parents=True)
+    m1 = {"id": "m1", "timestamp": t % 1, "type": "user", "content": "explain main.go"}
+    m2 = {"id": "m2", "timestamp": t % 2, "type": "gemini", "content": "It serves HTTP.",
+          "model": "gemini-2.5-pro", "tokens": _tokens(900, 40)}  # fmt: skip
+    document = {"sessionId": sid, "projectHash": "ab" * 32, "startTime": t % 0,
+                "lastUpdated": "2026-05-01T18:00:00.000Z", "messages": [m1, m2]}  # fmt: skip
+    (chats / "session-2026-05-01T09-00-7c1f0d9e.json").write_bytes(orjson.dumps(document))
+    log = [{"sessionId": sid, "projectHash": "ab" * 32, "startTime": t % 0, "lastUpdated": t % 0},
+           m1, m2, {"$rewindTo": "m2"},
+           {"id": "m3", "timestamp": t % 5, "type": "user", "content": "explain util.go"},
+           {"$set": {"lastUpdated": t % 6}}]  # fmt: skip
+    (chats / "session-2026-05-01T09-05-7c1f0d9e.jsonl").write_bytes(
+        b"".join(orjson.dumps(r) + b"\n" for r in log)
+    )
+    catalogs = {name: tmp_path / f"{name}.duckdb" for name in ("alone", "files")}
+    import_with(tmp_path / "home", catalogs["alone"], ExtractLimits(batch_lines=1))
+    import_with(tmp_path / "home", catalogs["files"], ExtractLimits())
+    tables = ("sessions", "events", "usage")
+    assert snapshot(catalogs["files"], tables) == snapshot(catalogs["alone"], tables)
+    assert _rows(catalogs["files"], "SELECT DISTINCT native_id FROM events ORDER BY 1") == [
+        ("m1",), ("m3",)
+    ]  # fmt: skip
+    (updated,) = _rows(catalogs["files"], "SELECT CAST(updated_at AS VARCHAR) FROM sessions")
+    assert not updated[0].startswith("2026-05-01 18:")
 
 
 # --------------------------------------------------------------------------- property

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agentlake.extract.digests import WINDOW_BYTES
 from agentlake.extract.jsonl import (
     LineBatch,
     MiB,
@@ -108,6 +109,30 @@ def test_offsets_are_exact_for_every_chunk_size(tmp_path: Path, chunk_bytes: int
         expected_offset += length
     assert end_offset(batches) == len(data)
     assert rejects(batches) == []
+
+
+@pytest.mark.parametrize("chunk_bytes", [1, 7, 64, 256, MiB])
+@pytest.mark.parametrize("start_line", [0, 40])
+def test_a_batch_window_is_the_bytes_before_its_end_or_none(
+    tmp_path: Path, chunk_bytes: int, start_line: int
+) -> None:
+    """The window a batch carries is exactly the ≤ WINDOW_BYTES bytes of the file
+    before its end (the checkpoint digests it instead of reading them again), or
+    ``None`` when the reader no longer held them all, never other bytes."""
+    lines = [b'{"n":%d,"pad":"%s"}' % (i, b"x" * (i * 37 % 3000)) for i in range(120)]
+    data = b"\n".join(lines) + b"\n" + b'{"torn":'
+    path = write(tmp_path / "s.jsonl", data)
+    start = sum(len(line) + 1 for line in lines[:start_line])
+    seen = 0
+    for batch_lines in (1, 7, 50_000):
+        batches = read_all(path, start=start, chunk_bytes=chunk_bytes, batch_lines=batch_lines)
+        for batch in batches:
+            if batch.window is not None:
+                seen += 1
+                low = max(0, batch.end_offset - WINDOW_BYTES)
+                assert low >= start and batch.window == data[low : batch.end_offset]
+    if chunk_bytes >= WINDOW_BYTES:
+        assert seen
 
 
 @pytest.mark.parametrize("chunk_bytes", [1, 5, 64])

@@ -110,3 +110,29 @@ def test_sessions_touched_and_last_event_follow_the_built_rows() -> None:
     assert sink.sessions_withdrawn_from() == {"s2"}
     assert sink.last_event().column("text").to_pylist() == ["a@0"]
     assert RowSink().last_event().num_rows == 0
+
+
+def test_a_later_withdrawal_takes_every_queued_row_of_its_messages_and_the_times() -> None:
+    """What a later batch's withdrawal does to a batch queued in the same commit: its
+    rows of the withdrawn messages go wherever they were emitted, and its time hints
+    of those sessions go (the commit recomputes their times from the events), while
+    other messages, sessions and session fields stay."""
+    sink = RowSink()
+    _emit(sink, "s1", "a", 0)
+    sink.retract("s1", "a")  # its own withdrawal, then a copy the later one takes too
+    _emit(sink, "s1", "a", 1)
+    _emit(sink, "s1", "b", 2)
+    _emit(sink, "s2", "a", 3)
+    sink.session("s1", title="t", title_rank=2, started_at="2026-01-01", updated_at="2026-01-02")
+    sink.session("s2", started_at="2026-01-03")
+    sink.withdraw_emitted({"s1"}, {("s1", "a")})
+    _emit(sink, "s1", "a", 4)  # emitted after: kept
+    built = sink.build()
+    assert built.events.column("text").to_pylist() == ["b@2", "a@3", "a@4"]
+    assert built.usage.column("source_offset").to_pylist() == [2, 3, 4]
+    assert built.retractions.num_rows == 1  # the later batch sends its own
+    sessions = {r["session_id"]: r for r in built.sessions.to_pylist()}
+    assert (sessions["s1"]["title"], sessions["s1"]["started_at"]) == ("t", None)
+    assert sessions["s1"]["updated_at"] is None and sessions["s2"]["started_at"] == "2026-01-03"
+    together = build_tagged([(sink, "src")])
+    assert together.events.equals(built.tagged("src").events)

@@ -161,11 +161,11 @@ def test_an_abort_while_a_commit_is_written_keeps_the_receipt_true(
     assert run_import(_options(home, clean)).exit_code == 0
     digest, calls = running._digest, [0]
 
-    def abort_on_the_40th_batch(source: SourceFile, offset: int) -> str | None:
+    def abort_on_the_40th_batch(source: SourceFile, offset: int, read: str | None) -> str | None:
         calls[0] += 1
         if calls[0] == 40:
             raise KeyboardInterrupt
-        return digest(source, offset)
+        return digest(source, offset, read)
 
     monkeypatch.setattr(running, "_digest", abort_on_the_40th_batch)
     aborted = tmp_path / "aborted.duckdb"
