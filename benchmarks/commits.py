@@ -28,7 +28,7 @@ from agentlake.ingest.budget import memory_budget
 from agentlake.ingest.run import ImportOptions, run_import
 from agentlake.load.catalog import open_for_write
 from agentlake.load.load import CatalogWriter, CommitResult, Piece, batch_events
-from agentlake.load.search_index import publish
+from agentlake.load.publish import publish
 from agentlake.load.terms import BatchTokenizer
 from agentlake.transform.transform import CatalogRows
 

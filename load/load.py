@@ -91,7 +91,7 @@ class CatalogWriter:
 
     ``faults`` (tests only) is called at named points and may raise there: ``commit``
     before a batch's transaction begins, ``after-data`` once its rows are written but
-    before it commits; ``index`` is the publish step's (agentlake.load.search_index).
+    before it commits; ``index`` is the publish step's (agentlake.load.publish).
 
     A commit never touches the search index: it records the events it withdraws
     (``search_withdrawn``) for the publish step, which runs after the commits."""

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from agentlake.ingest.run import ImportResult
-    from agentlake.load.search_index import PublishResult
+    from agentlake.load.publish import PublishResult
     from agentlake.read.limits import LimitsReport
     from agentlake.read.reports import Report, ReportFilter, ReportKind
     from agentlake.read.search import SearchHit

@@ -4,7 +4,7 @@ Stages are connected by iterators. Consecutive batches are grouped into commits,
 written with its sources' checkpoints in one transaction; a refused source is recorded
 and the run goes on. The calling thread reads and transforms one commit while a loader
 thread writes the one before (DuckDB releases the GIL), so two commits are in flight at
-most. After the last commit the publish step (agentlake.load.search_index) brings the
+most. After the last commit the publish step (agentlake.load.publish) brings the
 search index up to date, unless told not to. The library returns an
 :class:`ImportResult`; it never prints or exits.
 """
@@ -50,7 +50,7 @@ from .committer import (
 )
 
 if TYPE_CHECKING:
-    from agentlake.load.search_index import Progress, PublishResult
+    from agentlake.load.publish import Progress, PublishResult
 
 # From this many bytes to read, the largest indexes are dropped during the run and built
 # again at its end (CatalogWriter.drop_bulk_indexes says why).
@@ -258,7 +258,7 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
             committer.flush()
             con.execute("RESET threads")
             if options.reindex or options.build_index:
-                from agentlake.load.search_index import publish, rebuild
+                from agentlake.load.publish import publish, rebuild
 
                 reporter.phase("index")
                 faults = options.faults
@@ -358,7 +358,7 @@ def run_index(options: IndexOptions) -> PublishResult:
     """Bring the workspace's search index up to date, under the writer lock (as an
     import takes it), without reading any source."""
     from agentlake.errors import NotFoundError
-    from agentlake.load.search_index import publish
+    from agentlake.load.publish import publish
 
     if not options.catalog.is_file():
         raise NotFoundError(

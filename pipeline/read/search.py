@@ -24,7 +24,8 @@ import duckdb
 from agentlake import sql
 from agentlake.errors import ConfigurationError
 from agentlake.load.catalog import CatalogRef, reading
-from agentlake.load.search_index import DuckDBSearchIndex, QueryTerm, lag
+from agentlake.load.publish import lag
+from agentlake.load.search_index import DuckDBSearchIndex, QueryTerm
 from agentlake.load.terms import query_words
 from agentlake.read import cursors
 from agentlake.read.names import event_kind, provider_id, session_named

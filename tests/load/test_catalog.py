@@ -38,7 +38,7 @@ from agentlake.load.load import (
     without_conflict_clause,
     without_snapshots,
 )
-from agentlake.load.search_index import publish
+from agentlake.load.publish import publish
 from agentlake.transform.transform import CatalogRows, transform_batch
 
 TABLES = ("sources", "sessions", "events", "usage", "imports", "rejects", "prices")

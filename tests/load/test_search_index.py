@@ -1,4 +1,4 @@
-"""The publish step (agentlake.load.search_index): load commits never touch the index,
+"""The publish step (agentlake.load.publish): load commits never touch the index,
 withdrawn events lose their postings, a rewritten event is indexed again, and a
 catalog whose index lags is searched as far as it goes and says how far that is."""
 
@@ -17,15 +17,8 @@ from agentlake.load import catalog as catalog_module
 from agentlake.load import load as load_module
 from agentlake.load.catalog import open_for_write
 from agentlake.load.load import CatalogWriter
-from agentlake.load.search_index import (
-    DuckDBSearchIndex,
-    SearchIndex,
-    above,
-    lag,
-    publish,
-    rebuild,
-    watermark,
-)
+from agentlake.load.publish import above, lag, publish, rebuild, watermark
+from agentlake.load.search_index import DuckDBSearchIndex, SearchIndex
 from agentlake.read.search import search_page
 from tests.pipeline.helpers import scalar, snapshot
 from tests.pipeline.test_search import SID_A, _home
@@ -58,7 +51,7 @@ def test_the_commit_path_does_not_import_the_index_writer() -> None:
         assert source is not None
         imported = _imported_modules(Path(source))
         assert imported, source
-        assert not any(name.split(".")[-1] in ("search_index", "terms") for name in imported), (
+        assert not any(name.split(".")[-1] in ("publish", "search_index", "terms") for name in imported), (
             source,
             sorted(imported),
         )
@@ -265,7 +258,7 @@ def test_one_ahead_keeps_the_order_and_raises_where_the_result_is_taken() -> Non
     flight and starts no other."""
     import threading
 
-    from agentlake.load.search_index import _one_ahead
+    from agentlake.load.publish import _one_ahead
 
     calls: list[int] = []
 

@@ -247,7 +247,7 @@ def test_withdrawn_messages_leave_the_index(tmp_path: Path) -> None:
 
 def test_compaction_sorts_postings_and_keeps_results(catalog: Path) -> None:
     from agentlake.load.catalog import open_for_write
-    from agentlake.load.search_index import compact
+    from agentlake.load.publish import compact
 
     before = [
         (h.event_id, round(h.score, 9)) for h in search(catalog, "default", "cache OR parser")
@@ -280,9 +280,9 @@ def test_reindex_rebuilds_an_index_that_lost_rows(
     or slice by slice (a 200-byte slice holds about one event here), all of a slice's
     events at once or (when they do not fit the memory limit) one at a time, and leaves
     none of its staging behind."""
-    from agentlake.load import search_index, terms
+    from agentlake.load import publish, terms
 
-    monkeypatch.setattr(search_index, "SLICE_BYTES", slice_bytes)
+    monkeypatch.setattr(publish, "SLICE_BYTES", slice_bytes)
     if not fits:
         tokenize = terms.BatchTokenizer.terms
 
@@ -663,7 +663,7 @@ def test_a_read_only_connection_reads_the_collection_once(
     collection statistics (and the index's lag) are read on the first search only; a
     connection that can write reads them on every search."""
     import agentlake.read.search as searching
-    from agentlake.load.search_index import Lag, lag
+    from agentlake.load.publish import Lag, lag
 
     reads: list[object] = []
 

@@ -238,7 +238,7 @@ def _index_counters(con: duckdb.DuckDBPyConnection, workspace: str) -> SearchInd
     """The index's state from its counters and its lag, without reading the events'
     text unless the index is empty or lags: counters that disagree with the index's
     tables make it stale; whether each event is indexed is left to :func:`_index_check`."""
-    from agentlake.load.search_index import above, lag, watermark
+    from agentlake.load.publish import above, lag, watermark
 
     if not _index_present(con):
         return _no_index(con, workspace)
