@@ -18,6 +18,7 @@ RejectReason = Literal[
     "BAD_ENCODING",  # not valid UTF-8
     "UNKNOWN_RECORD",  # a JSON object of a record type the adapter does not know
     "INVALID_RECORD",  # a known record type whose fields have impossible types
+    "DUPLICATE_ID",  # a record whose native id the file already gave (the first stands)
 ]
 REJECT_REASONS: Final[tuple[str, ...]] = get_args(RejectReason)
 

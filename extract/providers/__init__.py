@@ -13,7 +13,7 @@ from typing import Literal
 
 from ..adapter import FormatSpec
 from ..sources import Root, SourceFile
-from . import claude, codex, codex_index, cursor, cursor_state, gemini
+from . import claude, codex, codex_index, cursor, cursor_state, gemini, generic
 
 # discover: found under the home with no effort; stream: read incrementally (byte
 # offsets, or a store's watermark); enrich: a side store adds to sessions read elsewhere;
@@ -166,6 +166,30 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         exceptions=(
             "cursor-state: a composer store read whole when it changes; its token counts "
             "are per bubble",
+        ),
+    ),
+    ProviderSpec(
+        id="generic",
+        aliases=("aiwg",),
+        env_overrides=(),
+        roots=lambda home, env: [],  # files the user names: import --file
+        formats=(
+            FormatSpec(
+                generic.FORMAT,
+                "byte-offset",
+                generic.owns,
+                generic.GenericAdapter(),
+                origin="export",
+                sniff=generic.sniff,
+            ),
+        ),
+        capabilities=frozenset({"stream", "tokens"}),
+        adapter_version=generic.ADAPTER_VERSION,
+        fixtures=("fixtures/generic",),
+        tests=("tests/test_contract.py", "tests/extract/test_generic.py"),
+        exceptions=(
+            "tokens: only where the exporter writes extensions.usage (agentlake's reading; "
+            "the format defines no token fields)",
         ),
     ),
 )
