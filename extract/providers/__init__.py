@@ -13,7 +13,7 @@ from typing import Literal
 
 from ..adapter import FormatSpec
 from ..sources import Root, SourceFile
-from . import claude, codex, codex_index, cursor, cursor_state, gemini
+from . import claude, codex, codex_index, cursor, cursor_state, gemini, openclaw
 
 # discover: found under the home with no effort; stream: read incrementally (byte
 # offsets, or a store's watermark); enrich: a side store adds to sessions read elsewhere;
@@ -167,6 +167,24 @@ REGISTRY: tuple[ProviderSpec, ...] = (
             "cursor-state: a composer store read whole when it changes; its token counts "
             "are per bubble",
         ),
+    ),
+    ProviderSpec(
+        id=openclaw.PROVIDER,
+        aliases=("clawdbot",),
+        env_overrides=(openclaw.STATE_ENV,),
+        roots=openclaw.roots,
+        formats=(
+            FormatSpec(
+                openclaw.TRANSCRIPT_FORMAT,
+                "byte-offset",
+                openclaw.owns_transcript,
+                openclaw.TranscriptAdapter(),
+            ),
+        ),
+        capabilities=frozenset({"discover", "stream", "tokens"}),
+        adapter_version=openclaw.ADAPTER_VERSION,
+        fixtures=("fixtures/openclaw",),
+        tests=("tests/test_contract.py", "tests/extract/test_openclaw.py"),
     ),
 )
 
