@@ -13,7 +13,16 @@ from typing import Literal
 
 from ..adapter import FormatSpec
 from ..sources import Root, SourceFile
-from . import claude, codex, codex_index, cursor, cursor_state, gemini, openclaw
+from . import (
+    claude,
+    codex,
+    codex_index,
+    cursor,
+    cursor_state,
+    gemini,
+    openclaw,
+    openclaw_store,
+)
 
 # discover: found under the home with no effort; stream: read incrementally (byte
 # offsets, or a store's watermark); enrich: a side store adds to sessions read elsewhere;
@@ -179,6 +188,12 @@ REGISTRY: tuple[ProviderSpec, ...] = (
                 "byte-offset",
                 openclaw.owns_transcript,
                 openclaw.TranscriptAdapter(),
+            ),
+            FormatSpec(
+                openclaw.STORE_FORMAT,
+                "sqlite",
+                openclaw_store.owns_store,
+                openclaw_store.TranscriptStoreAdapter(),
             ),
         ),
         capabilities=frozenset({"discover", "stream", "tokens"}),

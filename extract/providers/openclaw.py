@@ -14,6 +14,9 @@ What is a source (relative to ``<state>/agents``):
   and every event and call is keyed by the records' own ids, so a history whose records
   also sit in a live file (or in the SQLite store) adds nothing twice.
 
+* ``<agent>/agent/openclaw-agent.sqlite`` — the newer per-agent store
+  (:mod:`.openclaw_store`), re-read whole when it changes.
+
 Never sources: ``sessions.json`` (the index), ``*.jsonl.lock`` (writer locks),
 ``*.trajectory.jsonl`` (derived trajectories), anything else in the state dir.
 """
@@ -33,6 +36,7 @@ from .openclaw_records import RecordMapper, session_id_of
 PROVIDER: Final = "openclaw"
 ADAPTER_VERSION: Final = "1.0"
 TRANSCRIPT_FORMAT: Final = "openclaw-jsonl"
+STORE_FORMAT: Final = "openclaw-sqlite"
 STATE_ENV: Final = "OPENCLAW_STATE_DIR"
 
 # <sessionId>.jsonl, optionally renamed aside as .deleted.<ts> / .reset.<ts>.

@@ -12,6 +12,7 @@ the rule: one call per assistant message with usage, keyed by (session, record i
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ import orjson
 import pytest
 
 from agentlake.extract.adapter import FormatDrift, InvalidRecord
-from agentlake.extract.providers import by_id, openclaw, resolve
+from agentlake.extract.providers import by_id, openclaw, openclaw_store, resolve
 from agentlake.extract.providers.openclaw_records import RecordMapper, session_id_of
 from agentlake.extract.rows import RowSink
 from agentlake.ingest.plan import make_plan
@@ -33,6 +34,7 @@ TABLES = ("events", "usage", "sessions", "rejects")
 A = "0f8e2c4a-1b3d-4e5f-9a7b-6c5d4e3f2a10"
 B = "5d4c3b2a-9e8f-4a7b-8c6d-1e2f3a4b5c60"
 C = "9c8b7a6d-5e4f-4d3c-9b2a-0f1e2d3c4b70"
+D = "2b1a0f9e-8d7c-4b6a-9e5f-4d3c2b1a0f80"  # only in the SQLite store
 AGENT_SESSIONS = CONFORMANCE / "jazzyalex__agent-sessions/Resources/Fixtures/stage0/agents/openclaw"
 AIWG = CONFORMANCE / "jmagly__ai-writing-guide/test/fixtures/sessions/openclaw"
 
@@ -114,7 +116,10 @@ def positive(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_registry_row() -> None:
     assert resolve("clawdbot") is SPEC and SPEC.id == "openclaw"
     assert SPEC.env_overrides == ("OPENCLAW_STATE_DIR",)
-    assert [(f.name, f.position_kind) for f in SPEC.formats] == [("openclaw-jsonl", "byte-offset")]
+    assert [(f.name, f.position_kind) for f in SPEC.formats] == [
+        ("openclaw-jsonl", "byte-offset"),
+        ("openclaw-sqlite", "sqlite"),
+    ]
     assert SPEC.capabilities == {"discover", "stream", "tokens"}
     assert SPEC.fixtures == ("fixtures/openclaw",)
     assert "tests/extract/test_openclaw.py" in SPEC.tests
@@ -166,6 +171,23 @@ def test_predicate_owns_only_transcripts(rel: str, owned: bool) -> None:
     assert openclaw.owns_transcript(tuple(rel.split("/"))) is owned
 
 
+@pytest.mark.parametrize(
+    ("rel", "owned"),
+    [
+        ("main/agent/openclaw-agent.sqlite", True),
+        ("ops/agent/openclaw-agent.sqlite", True),
+        ("main/agent/openclaw-agent.sqlite-wal", False),
+        ("main/agent/openclaw-agent.sqlite-shm", False),
+        ("main/agent/other.sqlite", False),
+        ("main/openclaw-agent.sqlite", False),
+        ("main/sessions/openclaw-agent.sqlite", False),
+        ("main/agent/x/openclaw-agent.sqlite", False),
+    ],
+)
+def test_predicate_owns_only_agent_stores(rel: str, owned: bool) -> None:
+    assert openclaw_store.owns_store(tuple(rel.split("/"))) is owned
+
+
 def test_session_id_is_the_name_before_jsonl() -> None:
     assert session_id_of(f"{A}.jsonl") == A
     assert session_id_of(f"{A}.jsonl.reset.2026-03-03T09-59-59.000Z") == A
@@ -180,7 +202,7 @@ def test_discovery_under_an_env_override(tmp_path: Path) -> None:
     names = sorted(s.path.name for s in plan.sources)
     assert names == sorted([
         f"{A}.jsonl", f"{B}.jsonl", f"{B}.jsonl.reset.2026-03-03T09-59-59.000Z",
-        f"{C}.jsonl.deleted.2026-03-05T08-00-00.000Z",
+        f"{C}.jsonl.deleted.2026-03-05T08-00-00.000Z", "openclaw-agent.sqlite",
     ])  # fmt: skip
 
 
@@ -258,6 +280,8 @@ def test_calls_per_session_exact(positive: Path) -> None:
         (B, "2026-03-03T10:00:09", "gpt-5.2", 700, 0, 3000, 40, 0, 3740),
         # the id-less line written twice
         (C, "2026-03-04T12:00:02", "gpt-5.2", 10, 0, 0, 20, 0, 30),
+        # the store's own session: model from its model_change, time from created_at
+        (D, "2026-03-05T07:00:08", "deepseek-v4-flash", 400, 0, 1000, 60, 0, 1460),
     ]
 
 
@@ -266,13 +290,15 @@ def test_session_rows(positive: Path) -> None:
         positive,
         "SELECT session_id, parent_session_id, project_path, title, model, "
         "strftime(started_at, '%Y-%m-%dT%H:%M:%S'), prompts, tool_calls "
-        "FROM sessions ORDER BY session_id",
+        "FROM sessions ORDER BY session_id <> ?, session_id <> ?, session_id <> ?",
+        [A, B, C],
     )
     assert rows == [
         (A, None, "/home/dev/webshop", "Fix the coupon total", "gpt-5.2",
          "2026-03-02T09:00:00", 3, 3),
         (B, None, "/home/dev/infra", None, "gpt-5.2", "2026-03-03T08:00:00", 2, 0),
         (C, B, "/home/dev/infra", None, "gpt-5.2", "2026-03-04T12:00:00", 1, 0),
+        (D, None, "/home/dev/infra", None, "deepseek-v4-flash", "2026-03-05T07:00:00", 1, 0),
     ]  # fmt: skip
 
 
@@ -289,7 +315,7 @@ def test_a_history_copy_of_a_live_session_adds_nothing(tmp_path: Path) -> None:
     result = _import(home, catalog)
     assert result.exit_code == 0 and result.totals()["sources_opened"] == 2
     assert _rows(catalog, ids) == before
-    assert _rows(catalog, "SELECT count(*), sum(input_tokens) FROM usage") == [(7, 5710)]
+    assert _rows(catalog, "SELECT count(*), sum(input_tokens) FROM usage") == [(8, 6110)]
 
 
 # --------------------------------------------------------------------------- token rule
@@ -487,3 +513,105 @@ def test_conformance_aiwg_projection_is_not_a_native_transcript(tmp_path: Path) 
     lines = sum(1 for f in files for line in f.read_bytes().splitlines() if line.strip())
     assert _rejects(catalog) == {"UNKNOWN_RECORD": lines}
     assert _rows(catalog, "SELECT count(*) FROM events") == [(0,)]
+
+
+# --------------------------------------------------------------------------- the SQLite store
+
+
+def _store(home: Path, rows: list[tuple[str, Any]], agent: str = "main") -> Path:
+    """An agent store whose ``transcript_events`` holds ``rows`` (session id, record or
+    raw text), seq counted per session, ``created_at`` one second apart."""
+    path = home / ".openclaw" / "agents" / agent / "agent" / "openclaw-agent.sqlite"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(path)
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS transcript_events (session_id TEXT NOT NULL, "
+        "seq INTEGER NOT NULL, event_json TEXT NOT NULL, created_at INTEGER NOT NULL, "
+        "PRIMARY KEY (session_id, seq))"
+    )
+    for sid, record in rows:
+        text = record if isinstance(record, str) else orjson.dumps(record).decode()
+        con.execute(
+            "INSERT INTO transcript_events SELECT ?, coalesce(max(seq) + 1, 0), ?, "
+            "1775037600000 + 1000 * count(*) FROM transcript_events WHERE session_id = ?",
+            (sid, text, sid),
+        )
+    con.commit()
+    con.close()
+    return path
+
+
+def _ids(catalog: Path) -> list[tuple[Any, ...]]:
+    return _rows(
+        catalog,
+        "SELECT (SELECT list(event_id ORDER BY event_id) FROM events), "
+        "(SELECT list(call_id ORDER BY call_id) FROM usage), (SELECT count(*) FROM sessions)",
+    )
+
+
+def test_a_migrated_session_is_one_session_counted_once(tmp_path: Path) -> None:
+    records = [
+        _header("s1"),
+        {"type": "model_change", "id": "m", "provider": "openai", "modelId": "gpt-5.2"},
+        {"type": "message", "id": "u1", "message": {"role": "user", "content": "hi"}},
+        _reply("r1", {"input": 10, "output": 5, "cacheRead": 100}),
+        _reply("r2", {"input": 20, "output": 6}),
+    ]
+    both, store_first = tmp_path / "both", tmp_path / "store-first"
+    _write(_sessions_dir(both) / "s1.jsonl", records)
+    catalog = tmp_path / "c.duckdb"
+    _import(both, catalog)
+    jsonl_only = _ids(catalog)
+    _store(both, [("s1", r) for r in records])  # `openclaw doctor --fix` keeps both copies
+    assert _import(both, catalog).exit_code == 0
+    assert _ids(catalog) == jsonl_only
+    # the other way round: the store first, then the transcript
+    _store(store_first, [("s1", r) for r in records])
+    other = tmp_path / "o.duckdb"
+    _import(store_first, other)
+    _write(_sessions_dir(store_first) / "s1.jsonl", records)
+    assert _import(store_first, other).exit_code == 0
+    assert _ids(other) == jsonl_only
+    assert _rows(other, "SELECT count(*), sum(input_tokens), max(model) FROM usage") == [
+        (2, 30, "gpt-5.2")
+    ]
+
+
+def test_store_rows_bad_or_unknown_are_skipped_and_growth_is_read(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    _store(home, [
+        ("s1", _header("s1")),
+        ("s1", "not json"),
+        ("s1", "[1, 2]"),
+        ("s1", {"type": "message", "id": "bad", "message": "text"}),
+        ("s1", {"type": "branch-control", "id": "x"}),
+        ("s1", _reply("r1", {"input": 3, "output": 4})),
+        ("s2", {"type": "message", "id": "u", "message": {"role": "user", "content": "later"}}),
+    ])  # fmt: skip
+    catalog = tmp_path / "c.duckdb"
+    assert _import(home, catalog).exit_code == 0
+    assert _rows(catalog, "SELECT session_id, native_id FROM usage") == [("s1", "r1")]
+    # a record without a time takes its row's created_at (the 1st row of s2: +0 s)
+    assert _rows(catalog, "SELECT strftime(ts, '%H:%M:%S') FROM events WHERE session_id='s2'") == [
+        ("10:00:00",)
+    ]
+    _store(home, [("s1", _reply("r2", {"input": 7, "output": 1}))])
+    assert _import(home, catalog).exit_code == 0
+    assert _rows(catalog, "SELECT count(*), sum(input_tokens) FROM usage") == [(2, 10)]
+    assert _kinds(catalog) == {"prompt": 1, "response": 2}
+
+
+def test_store_without_its_table_and_store_drift(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    path = _store(empty, [])
+    con = sqlite3.connect(path)
+    con.execute("DROP TABLE transcript_events")
+    con.execute("CREATE TABLE kv (k TEXT)")
+    con.commit()
+    con.close()
+    assert _import(empty, tmp_path / "e.duckdb").exit_code == 0
+    drift = tmp_path / "drift"
+    _store(drift, [("s1", _header("s1", 4)), ("s1", _reply("r1", {"input": 1}))])
+    result = _import(drift, tmp_path / "d.duckdb")
+    assert result.exit_code == 1 and [s.code for s in result.refused] == ["SCHEMA_DRIFT"]
+    assert _rows(tmp_path / "d.duckdb", "SELECT count(*) FROM usage") == [(0,)]
