@@ -11,9 +11,9 @@ Invariants:
 * Identity comes from the records' own ids: an event is (session, record ``id``, block
   index) and a model call is (session, record ``id``), so the same record read from a
   live file, a ``.deleted.``/``.reset.`` history or the SQLite store is one event and one
-  call. A message without an ``id`` (pre-v2 lines) is keyed by its content as ccusage
-  keys every line (session, time, model, token counts, cost), so a repeated line counts
-  once.
+  call. A record without an ``id`` (pre-v2 lines) is keyed by its whole content for its
+  events, and its call by ccusage's content key (session, time, model, token counts,
+  cost), so a repeated line counts once.
 * Token rule (ccusage's OpenClaw parser): one call per assistant ``message`` with a
   ``usage`` object; ``input = usage.input`` (non-cached), ``cache_read = cacheRead``,
   ``cache_write = cacheWrite``, ``output = output``, ``reasoning = 0`` (not reported
@@ -23,7 +23,9 @@ Invariants:
   whose tokens are all 0 is not a call. The model is the message's ``modelId``/``model``,
   else the latest ``model_change`` (or ``custom`` ``model-snapshot``) of the session.
 * ``state`` is the per-session scratch space (the JSONL source's memo, or one dict per
-  session of a database): current model, provider and last time seen.
+  session of a database): current model, provider and last time seen. A call whose
+  message and record carry no time is dated by the last time seen in its session
+  (ccusage uses the file's mtime, which no re-import would reproduce).
 """
 
 from __future__ import annotations
