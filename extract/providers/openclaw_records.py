@@ -194,8 +194,8 @@ class RecordMapper:
         self, rec: dict[str, Any], sid: str, offset: int, state: dict[str, Any], sink: RowSink
     ) -> RecordOutcome:
         model = self._set_model(rec, sid, state, sink)
-        provider = state.get("provider")
-        text = f"model: {provider}/{model}" if provider and model else f"model: {model}"
+        named = "/".join(p for p in (_str(rec.get("provider")), model) if p)
+        text = f"model: {named}" if named else None
         sink.event(sid, _native_id(rec), 0, _time(rec.get("timestamp")), "system",
                    "system", text, offset, model=model)  # fmt: skip
         return "mapped"
@@ -207,7 +207,7 @@ class RecordMapper:
         if level is not None and type(level) is not str:
             raise InvalidRecord("'thinkingLevel' is not a string")
         sink.event(sid, _native_id(rec), 0, _time(rec.get("timestamp")), "system",
-                   "system", f"thinking level: {level}", offset)  # fmt: skip
+                   "system", f"thinking level: {level}" if level else None, offset)  # fmt: skip
         return "mapped"
 
     def _custom(

@@ -615,3 +615,12 @@ def test_store_without_its_table_and_store_drift(tmp_path: Path) -> None:
     result = _import(drift, tmp_path / "d.duckdb")
     assert result.exit_code == 1 and [s.code for s in result.refused] == ["SCHEMA_DRIFT"]
     assert _rows(tmp_path / "d.duckdb", "SELECT count(*) FROM usage") == [(0,)]
+
+
+def test_setting_changes_name_only_what_they_carry() -> None:
+    def text(record: dict[str, Any]) -> Any:
+        return _map(record).build().events.column("text").to_pylist()
+
+    assert text({"type": "model_change", "id": "m", "modelId": "gpt-5"}) == ["model: gpt-5"]
+    assert text({"type": "model_change", "id": "m", "provider": "openai"}) == ["model: openai"]
+    assert text({"type": "thinking_level_change", "id": "t"}) == [None]
