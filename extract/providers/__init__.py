@@ -200,6 +200,12 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         adapter_version=openclaw.ADAPTER_VERSION,
         fixtures=("fixtures/openclaw",),
         tests=("tests/test_contract.py", "tests/extract/test_openclaw.py"),
+        exceptions=(
+            "openclaw-sqlite: a per-agent store read whole when it changes; rows that are "
+            "not JSON or hold impossible fields are skipped, not rejected",
+            "openclaw-jsonl: .deleted./.reset. histories are read like live transcripts; "
+            "records shared with another copy count once",
+        ),
     ),
 )
 
