@@ -17,6 +17,11 @@ What is a source (relative to ``<state>/agents``):
 * ``<agent>/agent/openclaw-agent.sqlite`` — the newer per-agent store
   (:mod:`.openclaw_store`), re-read whole when it changes.
 
+The agent id is the first part of a source's path below the root (``agents/<agentId>``);
+the catalog has no column of its own for it, so it is read from ``sources.path`` of the
+session's events and calls. Session ids are UUIDs, unique across agents, so they carry
+no agent prefix.
+
 Never sources: ``sessions.json`` (the index), ``*.jsonl.lock`` (writer locks),
 ``*.trajectory.jsonl`` (derived trajectories), anything else in the state dir.
 """

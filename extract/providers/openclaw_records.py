@@ -94,6 +94,8 @@ def _check_version(version: Any) -> None:
         return
     if type(version) is int:
         major = version
+    elif type(version) is float and version.is_integer():
+        major = int(version)
     elif type(version) is str and version.split(".", 1)[0].isdigit():
         major = int(version.split(".", 1)[0])
     else:

@@ -371,7 +371,7 @@ def test_call_time_prefers_the_message_epoch_ms_and_model_falls_back() -> None:
 # --------------------------------------------------------------------------- drift and bad lines
 
 
-@pytest.mark.parametrize("version", [None, 1, 2, 3, "3", "3.1"])
+@pytest.mark.parametrize("version", [None, 1, 2, 3, 3.0, "3", "3.1"])
 def test_known_session_versions(version: Any) -> None:
     header = _header("s", version)
     if version is None:
@@ -380,7 +380,7 @@ def test_known_session_versions(version: Any) -> None:
     assert sink.build().sessions.to_pylist()[0]["project_path"] == "/home/dev/app"
 
 
-@pytest.mark.parametrize("version", [4, 0, 99, "4.0"])
+@pytest.mark.parametrize("version", [4, 0, 99, 4.0, "4.0"])
 def test_unknown_session_major_is_drift(version: Any) -> None:
     with pytest.raises(FormatDrift):
         _map(_header("s", version))
@@ -391,6 +391,7 @@ def test_unknown_session_major_is_drift(version: Any) -> None:
     [
         _header("s", True),
         _header("s", "three"),
+        _header("s", 3.5),
         {"type": "message", "id": "x", "message": "hello"},
         {"type": "message", "id": "x", "message": {"content": "no role"}},
         {"type": "message", "id": "x", "message": {"role": "user", "content": 42}},
