@@ -13,7 +13,17 @@ from typing import Literal
 
 from ..adapter import FormatSpec
 from ..sources import Root, SourceFile
-from . import claude, codex, codex_index, cursor, cursor_state, gemini, generic
+from . import (
+    claude,
+    codex,
+    codex_index,
+    cursor,
+    cursor_state,
+    gemini,
+    generic,
+    openclaw,
+    openclaw_store,
+)
 
 # discover: found under the home with no effort; stream: read incrementally (byte
 # offsets, or a store's watermark); enrich: a side store adds to sessions read elsewhere;
@@ -166,6 +176,36 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         exceptions=(
             "cursor-state: a composer store read whole when it changes; its token counts "
             "are per bubble",
+        ),
+    ),
+    ProviderSpec(
+        id=openclaw.PROVIDER,
+        aliases=("clawdbot",),
+        env_overrides=(openclaw.STATE_ENV,),
+        roots=openclaw.roots,
+        formats=(
+            FormatSpec(
+                openclaw.TRANSCRIPT_FORMAT,
+                "byte-offset",
+                openclaw.owns_transcript,
+                openclaw.TranscriptAdapter(),
+            ),
+            FormatSpec(
+                openclaw.STORE_FORMAT,
+                "sqlite",
+                openclaw_store.owns_store,
+                openclaw_store.TranscriptStoreAdapter(),
+            ),
+        ),
+        capabilities=frozenset({"discover", "stream", "tokens"}),
+        adapter_version=openclaw.ADAPTER_VERSION,
+        fixtures=("fixtures/openclaw",),
+        tests=("tests/test_contract.py", "tests/extract/test_openclaw.py"),
+        exceptions=(
+            "openclaw-sqlite: a per-agent store read whole when it changes; rows that are "
+            "not JSON or hold impossible fields are skipped, not rejected",
+            "openclaw-jsonl: .deleted./.reset. histories are read like live transcripts; "
+            "records shared with another copy count once",
         ),
     ),
     ProviderSpec(
