@@ -37,6 +37,13 @@ class InvalidRecord(ValueError):
     """
 
 
+class UnknownRecord(ValueError):
+    """A record of a shape the adapter does not know, with the reason it is not mapped
+    (rejected as ``UNKNOWN_RECORD`` with that reason, not fatal): e.g. a file whose first
+    record shows it is not in this format at all. Returning ``"unknown"`` is the same
+    without a reason of the adapter's own."""
+
+
 class FormatDrift(ValueError):
     """The input declares a major format version the adapter does not know."""
 
@@ -67,7 +74,8 @@ class LineAdapter(Protocol):
     ) -> RecordOutcome:
         """Map one parsed record (at byte ``offset``) to rows in ``sink``.
 
-        Raises :class:`InvalidRecord` for a known record with impossible field types and
+        Raises :class:`InvalidRecord` for a known record with impossible field types,
+        :class:`UnknownRecord` for an unknown one whose reason it can name and
         :class:`FormatDrift` for an unknown major format version.
         """
         ...

@@ -24,6 +24,7 @@ from .adapter import (
     InvalidRecord,
     LineAdapter,
     SourceContext,
+    UnknownRecord,
 )
 from .digests import bytes_digest
 from .jsonl import LineBatch, RecordLimits, Reject, parse_line, read_lines
@@ -261,6 +262,9 @@ def _map_chunk(
         except InvalidRecord as exc:
             new_rejects.append(Reject(offset, length, "INVALID_RECORD", str(exc)[:200]))
             outcome = "invalid"
+        except UnknownRecord as exc:
+            new_rejects.append(Reject(offset, length, "UNKNOWN_RECORD", str(exc)[:200]))
+            outcome = "unknown"
         else:
             if outcome == "unknown":
                 new_rejects.append(_unknown(record, offset, length))

@@ -13,7 +13,16 @@ from typing import Literal
 
 from ..adapter import FormatSpec
 from ..sources import Root, SourceFile
-from . import claude, codex, codex_index, cursor, cursor_state, gemini
+from . import (
+    claude,
+    codex,
+    codex_index,
+    cursor,
+    cursor_state,
+    factory,
+    factory_settings,
+    gemini,
+)
 
 Capability = Literal["discover", "stream", "enrich", "tokens"]
 
@@ -138,6 +147,36 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         fixtures=("fixtures/cursor",),
         tests=("tests/test_contract.py", "tests/extract/test_cursor.py"),
         superseded=cursor.superseded,
+    ),
+    ProviderSpec(
+        id=factory.PROVIDER_ID,
+        aliases=("droid", "factory-droid"),
+        env_overrides=factory.ENV_OVERRIDES,  # peers' conventions (ccusage, codeburn)
+        roots=factory.roots,
+        formats=(
+            FormatSpec(
+                factory.SESSION_FORMAT,
+                "byte-offset",
+                factory.owns_session,
+                factory.DroidSessionAdapter(),
+            ),
+            FormatSpec(
+                factory.PROJECT_FORMAT,
+                "byte-offset",
+                factory.owns_project,
+                factory.DroidSessionAdapter(),
+            ),
+            FormatSpec(
+                factory.SETTINGS_FORMAT,
+                "document",
+                factory.owns_settings,
+                factory_settings.DroidSettingsAdapter(),
+            ),
+        ),
+        capabilities=frozenset({"discover", "stream", "tokens"}),
+        adapter_version=factory.ADAPTER_VERSION,
+        fixtures=("fixtures/factory",),
+        tests=("tests/test_contract.py", "tests/extract/test_factory.py"),
     ),
 )
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from agentlake.extract.providers import REGISTRY
 from fixtures.synth import generate_claude_home
 from tests.conftest import REPO, CliRunner, cli_env
 
@@ -247,7 +248,8 @@ def test_providers_prints_the_conformance_matrix(cli: CliRunner) -> None:
     proc = cli("providers", "--json")
     assert proc.returncode == 0, proc.stderr
     rows = {r["id"]: r for r in json.loads(proc.stdout)["providers"]}
-    assert set(rows) == {"claude-code", "codex", "gemini-cli", "cursor"}
+    assert set(rows) == {spec.id for spec in REGISTRY}
+    assert {"claude-code", "codex", "gemini-cli", "cursor", "factory"} <= set(rows)
     for row in rows.values():
         assert row["formats"] and row["roots"] and row["adapter_version"]
         assert "tests/test_contract.py" in row["tests"]
