@@ -39,8 +39,8 @@ class InvalidRecord(ValueError):
 
 class UnknownRecord(ValueError):
     """A record of a shape the adapter does not know, with the reason it is not mapped
-    (rejected as ``UNKNOWN_RECORD`` with that reason, not fatal): e.g. a file whose first
-    record shows it is not in this format at all. Returning ``"unknown"`` is the same
+    (rejected as ``UNKNOWN_RECORD`` with that reason, not fatal): e.g. a line of another
+    tool's format found among the provider's files. Returning ``"unknown"`` is the same
     without a reason of the adapter's own."""
 
 

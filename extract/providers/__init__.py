@@ -206,6 +206,12 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         adapter_version=factory.ADAPTER_VERSION,
         fixtures=("fixtures/factory",),
         tests=("tests/test_contract.py", "tests/extract/test_factory.py"),
+        exceptions=(
+            "factory-settings: a session's cumulative token totals, re-read whole when "
+            "rewritten; one session-granularity row per session, no per-call counts",
+            "factory-project: which Droid versions write it is unknown; records are "
+            "sniffed and other formats' lines rejected with their reason",
+        ),
     ),
 )
 

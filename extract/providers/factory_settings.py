@@ -10,8 +10,10 @@ Other keys (reasoning effort, autonomy mode…) are not read [?].
 Token rule: the totals are one snapshot of the whole session, so they are stored as ONE
 usage row of session granularity, never summed with another snapshot:
 
-* identity: no message id, native id :data:`SESSION_TOTAL` within the session, so every
-  snapshot of a session (a rewritten file, an archived copy) is the same call;
+* identity: a row of session granularity (``per_session``) with no message id and the
+  native id :data:`SESSION_TOTAL`, so every snapshot of a session (a rewritten file, an
+  archived copy) is the same row. (A message id would make it one row across all
+  sessions: the call id of a row with a message id is not scoped by session.)
 * ``rank`` = the snapshot's token total, which only grows: the latest (largest)
   snapshot wins, an older copy read later changes nothing;
 * ``input = inputTokens``, ``cache_write = cacheCreationTokens``, ``cache_read =
@@ -98,6 +100,6 @@ class DroidSettingsAdapter:
             return 1
         sink.usage(
             sid, None, None, SESSION_TOTAL, stamp or _mtime_iso(ctx.source), model_id,
-            inp, write, 0, read, out + thinking, thinking, False, 0, rank=total,
+            inp, write, 0, read, out + thinking, thinking, False, 0, rank=total, per_session=True,
         )  # fmt: skip
         return 1

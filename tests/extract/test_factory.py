@@ -299,11 +299,8 @@ def test_settings_token_rule(tokens: dict[str, int], expected: tuple[int, ...]) 
     assert ctx.session_id == A
     assert adapter.map_document(_settings(**tokens), ctx, sink) == 1
     (row,) = sink.build().usage.to_pylist()
-    assert (row["message_id"], row["native_id"], row["model"]) == (
-        None,
-        "session-total",
-        "claude-opus-4-1",
-    )
+    identity = (row["message_id"], row["native_id"], row["model"], row["per_session"])
+    assert identity == (None, "session-total", "claude-opus-4-1", True)
     got = tuple(row[k] for k in ("input_tokens", "cache_write_tokens", "cache_write_1h_tokens",
                                  "cache_read_tokens", "output_tokens", "reasoning_tokens"))  # fmt: skip
     assert got == expected
@@ -352,7 +349,9 @@ def test_a_rewritten_settings_file_counts_only_its_latest_totals(tmp_path: Path)
     assert _import(home, catalog).exit_code == 0
     latest = ("claude-sonnet-4-5", 3000, 2500, 40000, 1200, 300)
     assert _usage(catalog)[0] == (A, *latest)
-    assert _rows(catalog, f"SELECT count(*) FROM usage WHERE session_id = '{A}'") == [(1,)]
+    assert _rows(
+        catalog, f"SELECT count(*), bool_and(per_session) FROM usage WHERE session_id = '{A}'"
+    ) == [(1, True)]
     # the session's events and its settings file are one session, whose total follows
     totals = f"SELECT count(*), sum(total_tokens) FROM sessions WHERE session_id = '{A}'"
     assert _rows(catalog, totals) == [(1, 3000 + 2500 + 40000 + 1200)]
