@@ -20,10 +20,11 @@ Anthropic-style blocks: ``text``, ``thinking``, ``tool_use{id, name, input}``,
 Rules this adapter keeps:
 
 * **Sniffing, per record.** Only Droid session-store records are mapped:
-  ``session_start``, and ``message`` with a ``message`` object. A ``droid exec``
-  stream-json record (``system``, ``tool_call``, ``tool_result``, ``completion``,
-  ``error``, or a ``message`` with top-level ``role``/``text``) and a record of AIWG's
-  synthetic ``schemaVersion`` family (``session``/``user``/``assistant``/``tool``/
+  ``session_start``, and ``message`` with a ``message`` object (a ``message`` whose
+  ``message`` is not an object is invalid). A ``droid exec`` stream-json record
+  (``system``, ``tool_call``, ``tool_result``, ``completion``, ``error``, or a
+  ``message`` without ``message``: its ``role``/``text`` are top-level) and a record of
+  AIWG's synthetic ``schemaVersion`` family (``session``/``user``/``assistant``/``tool``/
   ``session_end``: AIWG's own fixtures, not known to be written by Droid, §0.2) are
   rejected as ``UNKNOWN_RECORD`` with that reason, so such a file imports nothing and
   every line of it has a receipt. Stream-json usage is not imported either: Droid keeps
@@ -251,7 +252,7 @@ class DroidSessionAdapter:
         kind = record.get("type")
         if kind == "session_start":
             return self._start(record, ctx, sink)
-        if kind == "message" and type(record.get("message")) is dict:
+        if kind == "message" and "message" in record:
             return self._message(record, offset, ctx, sink)
         reason = _foreign(record, kind)
         if reason is not None:
@@ -282,7 +283,9 @@ class DroidSessionAdapter:
     def _message(
         self, rec: dict[str, Any], offset: int, ctx: SourceContext, sink: RowSink
     ) -> RecordOutcome:
-        msg: dict[str, Any] = rec["message"]
+        msg = rec["message"]
+        if type(msg) is not dict:
+            raise InvalidRecord("'message' is not an object")
         role = msg.get("role")
         if type(role) is not str:
             raise InvalidRecord("'message.role' is not a string")

@@ -241,6 +241,7 @@ def test_impossible_fields_are_invalid_and_a_changing_id_too(tmp_path: Path) -> 
         {"type": "session_start", "id": "another-session", "version": 2},
         {"type": "message", "id": "m2", "message": {"role": 7, "content": "x"}},
         {"type": "message", "id": "m3", "message": {"role": "user", "content": 42}},
+        {"type": "message", "id": "m3b", "message": "not an object"},
         {"type": "session_start", "id": A, "title": ["not", "text"]},
         {"type": "message", "id": "m4", "timestamp": 1779271201000,
          "message": {"role": "assistant", "content": "epoch-ms time, string content"}},
@@ -248,7 +249,7 @@ def test_impossible_fields_are_invalid_and_a_changing_id_too(tmp_path: Path) -> 
     catalog = tmp_path / "c.duckdb"
     assert _import(home, catalog).exit_code == 0
     assert _rows(catalog, "SELECT reason, count(*) FROM rejects GROUP BY ALL") == [
-        ("INVALID_RECORD", 4)
+        ("INVALID_RECORD", 5)
     ]
     assert _rows(catalog, "SELECT session_id, kind, ts::VARCHAR FROM events ORDER BY seq") == [
         (A, "prompt", "2026-05-20 10:00:00+00"),
