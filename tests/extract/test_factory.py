@@ -267,6 +267,13 @@ def test_session_start_id_names_the_session(tmp_path: Path) -> None:
     catalog = tmp_path / "c.duckdb"
     _import(home, catalog)
     assert _rows(catalog, "SELECT DISTINCT session_id FROM events") == [(A,)]
+    # a later run reads the appended lines as the same session (the id is in the memo)
+    with (_store(home) / "renamed-file.jsonl").open("a") as fh:
+        fh.write(json.dumps({"type": "message", "id": "m2", "timestamp": "2026-05-20T10:00:02Z",
+                             "message": {"role": "assistant", "content": "hello"}}) + "\n")  # fmt: skip
+    assert _import(home, catalog).exit_code == 0
+    assert _rows(catalog, "SELECT session_id, count(*) FROM events GROUP BY ALL") == [(A, 2)]
+    assert _rows(catalog, "SELECT session_id FROM sessions") == [(A,)]
 
 
 # --------------------------------------------------------------------------- tokens
