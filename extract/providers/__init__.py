@@ -19,6 +19,8 @@ from . import (
     codex_index,
     cursor,
     cursor_state,
+    factory,
+    factory_settings,
     gemini,
     generic,
     openclaw,
@@ -176,6 +178,42 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         exceptions=(
             "cursor-state: a composer store read whole when it changes; its token counts "
             "are per bubble",
+        ),
+    ),
+    ProviderSpec(
+        id=factory.PROVIDER_ID,
+        aliases=("droid", "factory-droid"),
+        env_overrides=factory.ENV_OVERRIDES,  # peers' conventions (ccusage, codeburn)
+        roots=factory.roots,
+        formats=(
+            FormatSpec(
+                factory.SESSION_FORMAT,
+                "byte-offset",
+                factory.owns_session,
+                factory.DroidSessionAdapter(),
+            ),
+            FormatSpec(
+                factory.PROJECT_FORMAT,
+                "byte-offset",
+                factory.owns_project,
+                factory.DroidSessionAdapter(),
+            ),
+            FormatSpec(
+                factory.SETTINGS_FORMAT,
+                "document",
+                factory.owns_settings,
+                factory_settings.DroidSettingsAdapter(),
+            ),
+        ),
+        capabilities=frozenset({"discover", "stream", "tokens"}),
+        adapter_version=factory.ADAPTER_VERSION,
+        fixtures=("fixtures/factory",),
+        tests=("tests/test_contract.py", "tests/extract/test_factory.py"),
+        exceptions=(
+            "factory-settings: a session's cumulative token totals, re-read whole when "
+            "rewritten; one session-granularity row per session, no per-call counts",
+            "factory-project: which Droid versions write it is unknown; records are "
+            "sniffed and other formats' lines rejected with their reason",
         ),
     ),
     ProviderSpec(
