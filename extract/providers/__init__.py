@@ -13,7 +13,7 @@ from typing import Literal
 
 from ..adapter import FormatSpec
 from ..sources import Root, SourceFile
-from . import claude, codex, codex_index, cursor, cursor_state, gemini
+from . import claude, codex, codex_index, copilot, copilot_vscode, cursor, cursor_state, gemini
 
 Capability = Literal["discover", "stream", "enrich", "tokens"]
 
@@ -138,6 +138,28 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         fixtures=("fixtures/cursor",),
         tests=("tests/test_contract.py", "tests/extract/test_cursor.py"),
         superseded=cursor.superseded,
+    ),
+    ProviderSpec(
+        id=copilot.PROVIDER_ID,
+        aliases=("github-copilot", "copilot-cli"),
+        env_overrides=("COPILOT_HOME",),
+        roots=copilot.roots,
+        formats=(
+            FormatSpec(
+                copilot.CLI_FORMAT, "byte-offset", copilot.owns_events, copilot.CopilotCliAdapter()
+            ),
+            FormatSpec(
+                copilot.VSCODE_FORMAT,
+                "document",
+                copilot_vscode.owns_session,
+                copilot_vscode.CHAT_ADAPTER,
+            ),
+        ),
+        # Tokens: Copilot CLI's shutdown totals; VS Code chat sessions record none.
+        capabilities=frozenset({"discover", "stream", "tokens"}),
+        adapter_version=copilot.ADAPTER_VERSION,
+        fixtures=("fixtures/copilot",),
+        tests=("tests/test_contract.py", "tests/extract/test_copilot.py"),
     ),
 )
 
