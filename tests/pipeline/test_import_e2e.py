@@ -247,7 +247,7 @@ def test_providers_prints_the_conformance_matrix(cli: CliRunner) -> None:
     proc = cli("providers", "--json")
     assert proc.returncode == 0, proc.stderr
     rows = {r["id"]: r for r in json.loads(proc.stdout)["providers"]}
-    assert set(rows) == {"claude-code", "codex", "gemini-cli", "cursor"}
+    assert set(rows) == {"claude-code", "codex", "gemini-cli", "cursor", "copilot"}
     for row in rows.values():
         assert row["formats"] and row["roots"] and row["adapter_version"]
         assert "tests/test_contract.py" in row["tests"]
