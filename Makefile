@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 DEMO   := .demo
 
 .DEFAULT_GOAL := help
-.PHONY: help setup relink demo test test-fast lint bench bench-smoke golden clean
+.PHONY: help setup relink demo test test-fast lint bench bench-smoke golden matrix clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -52,6 +52,9 @@ lint: relink ## ruff and mypy --strict
 	$(VENV)/bin/ruff check pipeline extract transform load sql tests benchmarks fixtures
 	$(VENV)/bin/mypy -p agentlake
 	$(VENV)/bin/mypy tests fixtures
+
+matrix: relink ## write providers.json, the conformance matrix, from the provider registry
+	$(PY) -c "from agentlake.read.names import MATRIX_FILE, matrix_text; open(MATRIX_FILE, 'w').write(matrix_text())"
 
 BENCH_PROVIDERS := claude,codex,gemini,cursor
 

@@ -105,6 +105,11 @@ class DatabaseAdapter(Protocol):
 Adapter = LineAdapter | DocumentAdapter | DatabaseAdapter
 
 
+# Where a format's files come from: the agent's own store, found by discovery, or a
+# file the user exported and names (``import --file``).
+FormatOrigin = Literal["native", "export"]
+
+
 @dataclass(frozen=True)
 class FormatSpec:
     """One on-disk format of a provider: its name, position kind, file predicate (given
@@ -114,6 +119,14 @@ class FormatSpec:
     position_kind: PositionKind
     predicate: Callable[[RelParts], bool]
     adapter: Adapter
+    origin: FormatOrigin = "native"
+
+    @property
+    def module(self) -> str:
+        """The file of the adapter's module, relative to the repository: its docstring
+        documents the format."""
+        parts = type(self.adapter).__module__.split(".")[1:]  # without "agentlake"
+        return "/".join(parts) + ".py"
 
     def owns(self, rel: RelParts) -> bool:
         """Whether the file whose path relative to its root has the parts ``rel`` is in

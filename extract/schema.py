@@ -75,6 +75,9 @@ RAW_USAGE_SCHEMA: Final = pa.schema(
         # Which copy of a call wins (highest); null = its token total (Claude's rule:
         # streamed chunks grow). "Last copy wins" formats put a growing position here.
         ("rank", pa.int64()),
+        # A session's cumulative totals per model, as an agent that keeps no per-call
+        # counts records them: one row per (session, model), the latest snapshot wins.
+        ("per_session", pa.bool_()),
     ]
 )
 

@@ -15,7 +15,11 @@ from ..adapter import FormatSpec
 from ..sources import Root, SourceFile
 from . import claude, codex, codex_index, copilot, copilot_vscode, cursor, cursor_state, gemini
 
-Capability = Literal["discover", "stream", "enrich", "tokens"]
+# discover: found under the home with no effort; stream: read incrementally (byte
+# offsets, or a store's watermark); enrich: a side store adds to sessions read elsewhere;
+# tokens: model calls with token counts; subagents: sub-agent sessions linked to parents.
+Capability = Literal["discover", "stream", "enrich", "tokens", "subagents"]
+Support = Literal["native", "export", "both"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,19 @@ class ProviderSpec:
     # Sources to leave out because another copy of the same transcript is preferred
     # (e.g. Cursor's duplicate composer stems): {source_id: reason}.
     superseded: Callable[[Sequence[SourceFile]], dict[str, str]] | None = None
+    # Where a capability holds for some of the provider's formats or records only.
+    exceptions: tuple[str, ...] = ()
+
+    @property
+    def support(self) -> Support:
+        """Whether the provider is read from its native store, from exports, or both."""
+        origins = {f.origin for f in self.formats}
+        return "both" if len(origins) > 1 else ("export" if origins == {"export"} else "native")
+
+    @property
+    def docs(self) -> tuple[str, ...]:
+        """The modules whose docstrings document the provider's formats."""
+        return tuple(dict.fromkeys(f.module for f in self.formats))
 
     @property
     def adapter_major(self) -> int:
@@ -67,7 +84,7 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         env_overrides=("CLAUDE_CONFIG_DIR",),
         roots=_claude_roots,
         formats=(FormatSpec("claude-jsonl", "byte-offset", claude.owns, claude.ClaudeAdapter()),),
-        capabilities=frozenset({"discover", "stream", "tokens"}),
+        capabilities=frozenset({"discover", "stream", "tokens", "subagents"}),
         adapter_version=claude.ADAPTER_VERSION,
         fixtures=("fixtures/claude",),
         tests=(
@@ -90,13 +107,17 @@ REGISTRY: tuple[ProviderSpec, ...] = (
                 codex_index.StateIndexAdapter(),
             ),
         ),
-        capabilities=frozenset({"discover", "stream", "enrich", "tokens"}),
+        capabilities=frozenset({"discover", "stream", "enrich", "tokens", "subagents"}),
         adapter_version=codex.ADAPTER_VERSION,
         fixtures=("fixtures/codex",),
         tests=(
             "tests/test_contract.py",
             "tests/extract/test_codex.py",
             "tests/test_token_parity_codex.py",
+        ),
+        exceptions=(
+            "codex-state: a thread index read whole when it changes; it adds titles and "
+            "thread token totals (never calls), no events",
         ),
     ),
     ProviderSpec(
@@ -108,11 +129,15 @@ REGISTRY: tuple[ProviderSpec, ...] = (
             FormatSpec("gemini-json", "document", gemini.owns_document, gemini.DOCUMENT_ADAPTER),
             FormatSpec("gemini-jsonl", "byte-offset", gemini.owns_log, gemini.LOG_ADAPTER),
         ),
-        capabilities=frozenset({"discover", "stream", "tokens"}),
+        capabilities=frozenset({"discover", "stream", "tokens", "subagents"}),
         adapter_version=gemini.ADAPTER_VERSION,
         fixtures=("fixtures/gemini",),
         tests=("tests/test_contract.py", "tests/extract/test_gemini.py"),
         superseded=gemini.superseded,
+        exceptions=(
+            "gemini-json: legacy documents are re-read whole when they change "
+            "(no byte offsets)",
+        ),
     ),
     ProviderSpec(
         id="cursor",
@@ -133,11 +158,15 @@ REGISTRY: tuple[ProviderSpec, ...] = (
                 cursor_state.CursorStateAdapter(),
             ),
         ),
-        capabilities=frozenset({"discover", "stream", "enrich", "tokens"}),
+        capabilities=frozenset({"discover", "stream", "enrich", "tokens", "subagents"}),
         adapter_version=cursor.ADAPTER_VERSION,
         fixtures=("fixtures/cursor",),
         tests=("tests/test_contract.py", "tests/extract/test_cursor.py"),
         superseded=cursor.superseded,
+        exceptions=(
+            "cursor-state: a composer store read whole when it changes; its token counts "
+            "are per bubble",
+        ),
     ),
     ProviderSpec(
         id=copilot.PROVIDER_ID,
@@ -155,11 +184,17 @@ REGISTRY: tuple[ProviderSpec, ...] = (
                 copilot_vscode.CHAT_ADAPTER,
             ),
         ),
-        # Tokens: Copilot CLI's shutdown totals; VS Code chat sessions record none.
+        # No "subagents": Copilot CLI sub-agents run inline in their parent's file.
         capabilities=frozenset({"discover", "stream", "tokens"}),
         adapter_version=copilot.ADAPTER_VERSION,
         fixtures=("fixtures/copilot",),
         tests=("tests/test_contract.py", "tests/extract/test_copilot.py"),
+        exceptions=(
+            "copilot-cli-events: tokens are the cumulative totals per session and model of "
+            "the latest shutdown, not per call",
+            "copilot-vscode-chat: chat documents are re-read whole when they change and "
+            "record no tokens",
+        ),
     ),
 )
 

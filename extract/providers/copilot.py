@@ -384,10 +384,13 @@ class CopilotCliAdapter:
         sid, ts = ctx.session_id, self._ts(record)
         for name, uncached, write, read, output, reasoning in rows:
             # One row per (session, model): the same identity at every snapshot, ranked
-            # by position, so the file's last snapshot is the one counted.
+            # by position, so the file's last snapshot is the one counted. The identity
+            # is a native id, not a message id: message ids are global across sessions,
+            # native ids are scoped to their session.
             sink.usage(
                 sid, None, None, f"session-total:{name}", ts, pricing_model(name),
                 uncached, write, 0, read, output, reasoning, False, offset, rank=offset,
+                per_session=True,
             )  # fmt: skip
         current = _nonempty(data.get("currentModel"))
         sink.session(sid, model=current, updated_at=ts)

@@ -375,6 +375,20 @@ def test_a_resumed_session_counts_only_its_later_shutdown_totals(tmp_path: Path)
                        f"'{SESSION_A}'") == [(3,)]  # fmt: skip
 
 
+def test_sessions_with_the_same_model_count_apart(tmp_path: Path) -> None:
+    """Shutdown rows are flagged per session and identified within their session."""
+    state = tmp_path / "home" / ".copilot" / "session-state"
+    shutdown = _record("session.shutdown", {"modelMetrics": {
+        "gpt-5": {"usage": {"inputTokens": 100, "outputTokens": 10}}}})  # fmt: skip
+    for sid in ("s-one", "s-two"):
+        (state / sid).mkdir(parents=True)
+        (state / sid / "events.jsonl").write_text(json.dumps(shutdown) + "\n")
+    catalog = tmp_path / "c.duckdb"
+    _import(tmp_path / "home", catalog)
+    assert _rows(catalog, "SELECT session_id, input_tokens, per_session FROM usage "
+                          "ORDER BY 1") == [("s-one", 100, True), ("s-two", 100, True)]  # fmt: skip
+
+
 def test_per_message_output_tokens_are_not_calls() -> None:
     records = [r for r in _lines(EVENTS_A) if r["type"] != "session.shutdown"]
     assert any("outputTokens" in r["data"] for r in records)
