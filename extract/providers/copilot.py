@@ -34,7 +34,7 @@ already inside ``output``. The per-message ``outputTokens`` are not stored as ca
 they are inside the shutdown totals, and adding them would count output twice.
 
 Format drift: ``session.start.data.version`` (absent in some builds) must have a major
-version in :data:`KNOWN_FORMAT_MAJORS`.
+version in :data:`.copilot_fields.KNOWN_FORMAT_MAJORS`.
 """
 
 from __future__ import annotations
@@ -44,26 +44,29 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
-import orjson
-
-from ..adapter import FormatDrift, InvalidRecord, RecordOutcome, SourceContext
+from ..adapter import InvalidRecord, RecordOutcome, SourceContext
 from ..rows import RowSink
 from ..sources import RelParts, Root, SourceFile, rel_parts
-from ..values import json_text, token_count
+from ..values import token_count
+from .copilot_fields import (
+    check_version,
+    nonempty,
+    pricing_model,
+    result_text,
+    shutdown_totals,
+    text_or_none,
+    tool_input,
+)
 
 PROVIDER_ID: Final = "copilot"
 ADAPTER_VERSION: Final = "1.0"
 CLI_FORMAT: Final = "copilot-cli-events"
 VSCODE_FORMAT: Final = "copilot-vscode-chat"
-KNOWN_FORMAT_MAJORS: Final = frozenset({1})
 
 #: VS Code builds whose user data directory may hold Copilot Chat sessions.
 VSCODE_BUILDS: Final = ("Code", "Code - Insiders", "VSCodium")
 
-# Internal suffixes of model names in shutdown metrics (provider-formats-more §1.1).
-_MODEL_SUFFIXES: Final = ("-1m-internal", "-internal", "-1m")
 _TRUSTED_FOLDER: Final = re.compile(r"^Folder (.+) has been added to trusted folders\.$")
-_MAJOR: Final = re.compile(r"^\s*v?(\d{1,9})")
 # Tool call ids remembered to pair a request with its execution start (bounds the memo;
 # the two are written next to each other).
 _MAX_REMEMBERED_CALLS: Final = 256
@@ -127,65 +130,6 @@ def owns_events(rel: RelParts) -> bool:
     return len(rel) == 1 and rel[0].endswith(".jsonl") and len(rel[0]) > len(".jsonl")
 
 
-# --------------------------------------------------------------------------- helpers
-
-
-def _text(value: Any) -> str | None:
-    return value if type(value) is str else None
-
-
-def _nonempty(value: Any) -> str | None:
-    return value if type(value) is str and value else None
-
-
-def pricing_model(name: str) -> str:
-    """A shutdown metrics model name without Copilot's internal suffixes."""
-    for suffix in _MODEL_SUFFIXES:
-        if name.endswith(suffix) and len(name) > len(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
-def check_version(value: Any) -> None:
-    """Refuse an unknown major ``session.start`` format version (absent is accepted)."""
-    if value is None:
-        return
-    if type(value) is int:
-        major = value
-    elif type(value) is str and (match := _MAJOR.match(value)):
-        major = int(match[1])
-    else:
-        raise InvalidRecord("'data.version' is neither a number nor a version string")
-    if major not in KNOWN_FORMAT_MAJORS:
-        raise FormatDrift(
-            f"Copilot CLI session format version {value!r} has an unknown major version "
-            f"(known: {', '.join(map(str, sorted(KNOWN_FORMAT_MAJORS)))})"
-        )
-
-
-def tool_input(arguments: Any) -> str | None:
-    """Tool arguments as JSON text: an object as written, a JSON string parsed first
-    (CLI 1.0.77 writes a string), any other string kept as a JSON string."""
-    if arguments is None:
-        return None
-    if type(arguments) is str:
-        try:
-            return json_text(orjson.loads(arguments))
-        except orjson.JSONDecodeError:
-            return json_text(arguments)
-    return json_text(arguments)
-
-
-def _result_text(result: Any) -> str | None:
-    """``result.content`` as text (a non-text value as JSON)."""
-    if type(result) is not dict:
-        return _text(result)
-    content = result.get("content")
-    if content is None or type(content) is str:
-        return content
-    return json_text(content)
-
-
 Handler = Callable[[dict[str, Any], dict[str, Any], int, SourceContext, RowSink], RecordOutcome]
 
 
@@ -240,7 +184,7 @@ class CopilotCliAdapter:
         if "sid" not in memo:
             memo.update(sid=ctx.session_id, model=None, cwd=0)
             if kind == "session.start" and type(record.get("data")) is dict:
-                sid = _nonempty(record["data"].get("sessionId"))
+                sid = nonempty(record["data"].get("sessionId"))
                 if sid is not None:
                     memo["sid"] = sid
         ctx.session_id = memo["sid"]
@@ -262,16 +206,16 @@ class CopilotCliAdapter:
     def _turn(record: dict[str, Any], memo: dict[str, Any]) -> None:
         """A turn boundary names the model of the turn."""
         data = record.get("data")
-        if type(data) is dict and (model := _nonempty(data.get("model"))) is not None:
+        if type(data) is dict and (model := nonempty(data.get("model"))) is not None:
             memo["model"] = model
 
     @staticmethod
     def _native(record: dict[str, Any], offset: int) -> str:
-        return _nonempty(record.get("id")) or f"@{offset}"
+        return nonempty(record.get("id")) or f"@{offset}"
 
     @staticmethod
     def _ts(record: dict[str, Any]) -> str | None:
-        return _text(record.get("timestamp"))
+        return text_or_none(record.get("timestamp"))
 
     def _emit_system(
         self,
@@ -310,8 +254,8 @@ class CopilotCliAdapter:
         if context is not None and type(context) is not dict:
             raise InvalidRecord("'data.context' is not an object")
         context = context or {}
-        cwd = _nonempty(context.get("cwd")) or _nonempty(context.get("gitRoot"))
-        model = _nonempty(data.get("selectedModel"))
+        cwd = nonempty(context.get("cwd")) or nonempty(context.get("gitRoot"))
+        model = nonempty(data.get("selectedModel"))
         if model is not None:
             ctx.memo["model"] = model
         if ctx.memo["cwd"]:
@@ -321,8 +265,8 @@ class CopilotCliAdapter:
         sink.session(
             ctx.session_id,
             project_path=cwd,
-            git_branch=_nonempty(context.get("branch")),
-            cli_version=_nonempty(data.get("copilotVersion")),
+            git_branch=nonempty(context.get("branch")),
+            cli_version=nonempty(data.get("copilotVersion")),
             model=model,
         )
 
@@ -332,7 +276,7 @@ class CopilotCliAdapter:
     ) -> RecordOutcome:  # fmt: skip
         check_version(data.get("version"))
         self._context(data, ctx, sink)
-        sink.session(ctx.session_id, started_at=_nonempty(data.get("startTime")))
+        sink.session(ctx.session_id, started_at=nonempty(data.get("startTime")))
         return "mapped"
 
     def _resume(
@@ -346,7 +290,7 @@ class CopilotCliAdapter:
         self, record: dict[str, Any], data: dict[str, Any], offset: int, ctx: SourceContext,
         sink: RowSink,
     ) -> RecordOutcome:  # fmt: skip
-        model = _nonempty(data.get("newModel"))
+        model = nonempty(data.get("newModel"))
         if model is not None:
             ctx.memo["model"] = model
             sink.session(ctx.session_id, model=model)
@@ -363,24 +307,7 @@ class CopilotCliAdapter:
         self, record: dict[str, Any], data: dict[str, Any], offset: int, ctx: SourceContext,
         sink: RowSink,
     ) -> RecordOutcome:  # fmt: skip
-        metrics = data.get("modelMetrics")
-        if metrics is not None and type(metrics) is not dict:
-            raise InvalidRecord("'data.modelMetrics' is not an object")
-        rows = []
-        for name, entry in (metrics or {}).items():
-            if type(entry) is not dict:
-                raise InvalidRecord("a 'modelMetrics' entry is not an object")
-            usage = entry.get("usage")
-            if usage is None:
-                continue  # older builds keep only request counts
-            if type(usage) is not dict:
-                raise InvalidRecord("'modelMetrics.<model>.usage' is not an object")
-            read = token_count(usage.get("cacheReadTokens"))
-            write = token_count(usage.get("cacheWriteTokens"))
-            uncached = max(token_count(usage.get("inputTokens")) - read - write, 0)
-            output = token_count(usage.get("outputTokens"))
-            reasoning = min(token_count(usage.get("reasoningTokens")), output)
-            rows.append((name, uncached, write, read, output, reasoning))
+        rows = shutdown_totals(data.get("modelMetrics"))
         sid, ts = ctx.session_id, self._ts(record)
         for name, uncached, write, read, output, reasoning in rows:
             # One row per (session, model): the same identity at every snapshot, ranked
@@ -392,7 +319,7 @@ class CopilotCliAdapter:
                 uncached, write, 0, read, output, reasoning, False, offset, rank=offset,
                 per_session=True,
             )  # fmt: skip
-        current = _nonempty(data.get("currentModel"))
+        current = nonempty(data.get("currentModel"))
         sink.session(sid, model=current, updated_at=ts)
         return "mapped"
 
@@ -421,7 +348,7 @@ class CopilotCliAdapter:
             raise InvalidRecord("'data.content' of an assistant message is not text")
         if requests is not None and type(requests) is not list:
             raise InvalidRecord("'data.toolRequests' is not a list")
-        model = _nonempty(data.get("model")) or ctx.memo["model"]
+        model = nonempty(data.get("model")) or ctx.memo["model"]
         sid, native, ts = ctx.session_id, self._native(record, offset), self._ts(record)
         side = data.get("parentToolCallId") is not None
         # Block 0 is the reasoning, 1 the reply; each tool call is its own event (below).
@@ -452,7 +379,7 @@ class CopilotCliAdapter:
         """One tool call. The request in an assistant message and its
         ``tool.execution_start`` are the same call: whichever comes first is emitted, the
         other skipped (the ids of the latest calls are remembered in the memo)."""
-        call_id = _nonempty(call.get("toolCallId"))
+        call_id = nonempty(call.get("toolCallId"))
         if call_id is not None:
             seen: dict[str, int] = ctx.memo.setdefault("calls", {})
             if call_id in seen:
@@ -470,7 +397,7 @@ class CopilotCliAdapter:
             None,
             offset,
             model=model,
-            tool_name=_text(call.get(name_key)),
+            tool_name=text_or_none(call.get(name_key)),
             tool_call_id=call_id,
             tool_input=tool_input(call.get("arguments")),
             is_sidechain=side,
@@ -494,7 +421,7 @@ class CopilotCliAdapter:
         self, record: dict[str, Any], data: dict[str, Any], offset: int, ctx: SourceContext,
         sink: RowSink,
     ) -> RecordOutcome:  # fmt: skip
-        model = _nonempty(data.get("model")) or ctx.memo["model"]
+        model = nonempty(data.get("model")) or ctx.memo["model"]
         side = data.get("parentToolCallId") is not None
         self._tool_use(data, "toolName", self._native(record, offset), 0, self._ts(record),
                        offset, model, side, ctx, sink)  # fmt: skip
@@ -508,16 +435,16 @@ class CopilotCliAdapter:
         if success is not None and type(success) is not bool:
             raise InvalidRecord("'data.success' is not a boolean")
         result = data.get("result")
-        text = _result_text(result)
+        text = result_text(result)
         error = data.get("error")
         if text is None and type(error) is dict:
-            text = _text(error.get("message"))
+            text = text_or_none(error.get("message"))
         elif text is None:
-            text = _text(error)
+            text = text_or_none(error)
         sink.event(
             ctx.session_id, self._native(record, offset), 0, self._ts(record), "tool_result",
-            "tool", text, offset, model=_nonempty(data.get("model")) or ctx.memo["model"],
-            tool_call_id=_nonempty(data.get("toolCallId")),
+            "tool", text, offset, model=nonempty(data.get("model")) or ctx.memo["model"],
+            tool_call_id=nonempty(data.get("toolCallId")),
             is_error=None if success is None else not success,
             is_sidechain=data.get("parentToolCallId") is not None,
         )  # fmt: skip
@@ -528,13 +455,13 @@ class CopilotCliAdapter:
         self, record: dict[str, Any], data: dict[str, Any], offset: int, ctx: SourceContext,
         sink: RowSink,
     ) -> RecordOutcome:  # fmt: skip
-        return self._emit_system(record, offset, ctx, sink, _text(data.get("content")))
+        return self._emit_system(record, offset, ctx, sink, text_or_none(data.get("content")))
 
     def _info(
         self, record: dict[str, Any], data: dict[str, Any], offset: int, ctx: SourceContext,
         sink: RowSink,
     ) -> RecordOutcome:  # fmt: skip
-        message = _text(data.get("message"))
+        message = text_or_none(data.get("message"))
         # Builds before session.start carried a context name the project only here.
         if message and not ctx.memo["cwd"] and (found := _TRUSTED_FOLDER.match(message)):
             ctx.memo["cwd"] = 1
@@ -545,7 +472,7 @@ class CopilotCliAdapter:
         self, record: dict[str, Any], data: dict[str, Any], offset: int, ctx: SourceContext,
         sink: RowSink,
     ) -> RecordOutcome:  # fmt: skip
-        return self._emit_system(record, offset, ctx, sink, _text(data.get("message")),
+        return self._emit_system(record, offset, ctx, sink, text_or_none(data.get("message")),
                                  is_error=True)  # fmt: skip
 
     def _truncation(
@@ -561,13 +488,15 @@ class CopilotCliAdapter:
         self, record: dict[str, Any], data: dict[str, Any], offset: int, ctx: SourceContext,
         sink: RowSink,
     ) -> RecordOutcome:  # fmt: skip
-        return self._emit_system(record, offset, ctx, sink, _text(data.get("reason")) or "abort")
+        return self._emit_system(
+            record, offset, ctx, sink, text_or_none(data.get("reason")) or "abort"
+        )
 
     def _hook(
         self, record: dict[str, Any], data: dict[str, Any], offset: int, ctx: SourceContext,
         sink: RowSink,
     ) -> RecordOutcome:  # fmt: skip
-        hook = _text(data.get("hookType")) or "hook"
+        hook = text_or_none(data.get("hookType")) or "hook"
         ended = record["type"] == "hook.end"
         success = data.get("success")
         return self._emit_system(
@@ -580,13 +509,17 @@ class CopilotCliAdapter:
         self, record: dict[str, Any], data: dict[str, Any], offset: int, ctx: SourceContext,
         sink: RowSink,
     ) -> RecordOutcome:  # fmt: skip
-        name = _text(data.get("agentDisplayName")) or _text(data.get("agentName")) or "sub-agent"
+        name = (
+            text_or_none(data.get("agentDisplayName"))
+            or text_or_none(data.get("agentName"))
+            or "sub-agent"
+        )
         if record["type"] == "subagent.started":
-            description = _text(data.get("agentDescription"))
+            description = text_or_none(data.get("agentDescription"))
             text = f"{name} started: {description}" if description else f"{name} started"
         else:
             text = f"{name} completed"
         return self._emit_system(
-            record, offset, ctx, sink, text, tool_name=_text(data.get("agentName")),
-            tool_call_id=_nonempty(data.get("toolCallId")),
+            record, offset, ctx, sink, text, tool_name=text_or_none(data.get("agentName")),
+            tool_call_id=nonempty(data.get("toolCallId")),
         )  # fmt: skip

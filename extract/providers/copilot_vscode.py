@@ -35,7 +35,7 @@ import orjson
 from ..adapter import FormatDrift, InvalidRecord, SourceContext
 from ..rows import RowSink
 from ..sources import RelParts, SourceFile, rel_parts
-from .copilot import tool_input
+from .copilot_fields import tool_input
 from .cursor_fields import instant
 
 KNOWN_VERSIONS: Final = frozenset({1, 2, 3})

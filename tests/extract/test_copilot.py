@@ -18,7 +18,7 @@ import duckdb
 import pytest
 
 from agentlake.extract.adapter import FormatDrift, InvalidRecord, SourceContext
-from agentlake.extract.providers import by_id, copilot, copilot_vscode, resolve
+from agentlake.extract.providers import by_id, copilot, copilot_fields, copilot_vscode, resolve
 from agentlake.extract.rows import RowSink
 from agentlake.extract.sources import SourceFile
 from agentlake.ingest.plan import make_plan
@@ -265,7 +265,7 @@ def test_execution_start_before_the_request_is_still_one_call() -> None:
     [({"a": 1}, '{"a":1}'), ('{"a":1}', '{"a":1}'), ("not json", '"not json"'), (None, None)],
 )
 def test_tool_arguments_object_or_json_string(arguments: Any, stored: str | None) -> None:
-    assert copilot.tool_input(arguments) == stored
+    assert copilot_fields.tool_input(arguments) == stored
 
 
 def test_tool_result_falls_back_to_the_error_message() -> None:
@@ -414,7 +414,7 @@ def test_shutdown_row_shape() -> None:
     [("claude-opus-4.6-1m", "claude-opus-4.6"), ("x-1m-internal", "x"), ("gpt-5", "gpt-5")],
 )
 def test_internal_model_suffixes_are_stripped(name: str, priced: str) -> None:
-    assert copilot.pricing_model(name) == priced
+    assert copilot_fields.pricing_model(name) == priced
 
 
 # --------------------------------------------------------------------------- VS Code
