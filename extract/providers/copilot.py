@@ -28,7 +28,9 @@ Token rule: the CLI persists per call only ``assistant.message.data.outputTokens
 full counts are in ``session.shutdown.data.modelMetrics.<model>.usage``, cumulative per
 (session, model). Each shutdown snapshot becomes ONE usage row per model, identified by
 (session, ``session-total:<model>``) and ranked by its byte offset, so a later snapshot
-of a resumed session replaces the earlier one (never summed). ``input = inputTokens −
+of a resumed session replaces the earlier one (never summed); only a snapshot smaller
+than the one before (older builds restarted their totals on resume) starts a row of its
+own. ``input = inputTokens −
 cacheReadTokens − cacheWriteTokens`` (``inputTokens`` includes both), ``reasoning`` is
 already inside ``output``. The per-message ``outputTokens`` are not stored as calls:
 they are inside the shutdown totals, and adding them would count output twice.
@@ -69,7 +71,7 @@ VSCODE_BUILDS: Final = ("Code", "Code - Insiders", "VSCodium")
 _TRUSTED_FOLDER: Final = re.compile(r"^Folder (.+) has been added to trusted folders\.$")
 # Tool call ids remembered to pair a request with its execution start (bounds the memo;
 # the two are written next to each other).
-_MAX_REMEMBERED_CALLS: Final = 256
+_MAX_REMEMBERED_CALLS: Final = 64
 
 # Records with nothing to import: turn boundaries and credit counters (AIU, no tokens).
 IGNORED_TYPES: Final = frozenset(
@@ -142,7 +144,8 @@ class CopilotCliAdapter:
     ``ctx.memo`` keys: ``sid`` (the session id, fixed at the first record), ``model``
     (the current model: the latest of ``selectedModel``, ``newModel``, ``chosenModel``
     and a turn's ``model``), ``cwd`` (1 once a project path was emitted), ``calls`` (the
-    latest tool call ids emitted, oldest first).
+    latest tool call ids emitted, oldest first), ``totals`` (per model: the segment and
+    the counts of its latest shutdown snapshot).
     """
 
     def __init__(self) -> None:
@@ -314,14 +317,29 @@ class CopilotCliAdapter:
             # by position, so the file's last snapshot is the one counted. The identity
             # is a native id, not a message id: message ids are global across sessions,
             # native ids are scoped to their session.
+            native = self._segment(ctx.memo, name, [uncached, write, read, output])
             sink.usage(
-                sid, None, None, f"session-total:{name}", ts, pricing_model(name),
+                sid, None, None, native, ts, pricing_model(name),
                 uncached, write, 0, read, output, reasoning, False, offset, rank=offset,
                 per_session=True,
             )  # fmt: skip
         current = nonempty(data.get("currentModel"))
         sink.session(sid, model=current, updated_at=ts)
         return "mapped"
+
+    @staticmethod
+    def _segment(memo: dict[str, Any], name: str, totals: list[int]) -> str:
+        """The identity of a model's shutdown totals. Totals that are cumulative never
+        shrink; a smaller count than the previous snapshot's means the CLI started its
+        totals again (older builds did on each resume), so the earlier totals are a
+        finished segment that keeps its row and the new ones get a row of their own."""
+        seen: dict[str, list[int]] = memo.setdefault("totals", {})
+        prior = seen.get(name)
+        segment = 0 if prior is None else prior[0]
+        if prior is not None and any(now < was for now, was in zip(totals, prior[1:], strict=True)):
+            segment += 1
+        seen[name] = [segment, *totals]
+        return f"session-total:{name}" + (f"#{segment}" if segment else "")
 
     # -- conversation --------------------------------------------------------------
     def _user(

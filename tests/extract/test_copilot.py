@@ -375,6 +375,26 @@ def test_a_resumed_session_counts_only_its_later_shutdown_totals(tmp_path: Path)
                        f"'{SESSION_A}'") == [(3,)]  # fmt: skip
 
 
+def test_totals_started_again_keep_the_earlier_segment() -> None:
+    """A snapshot smaller than the one before cannot be cumulative: older builds started
+    their totals again on resume, so each segment keeps a row (latest copy of each)."""
+    snap = [
+        {"inputTokens": 100, "outputTokens": 10},
+        {"inputTokens": 150, "outputTokens": 12},  # grows: replaces the first
+        {"inputTokens": 40, "outputTokens": 4},  # smaller: a new segment
+        {"inputTokens": 60, "outputTokens": 9},  # grows: replaces the third
+    ]
+    sink = _map([_record("session.shutdown", {"modelMetrics": {"gpt-5": {"usage": u}}}, f"e{i}")
+                 for i, u in enumerate(snap)])  # fmt: skip
+    rows = [(r["native_id"], r["input_tokens"], r["rank"]) for r in sink.build().usage.to_pylist()]
+    assert rows == [
+        ("session-total:gpt-5", 100, 0),
+        ("session-total:gpt-5", 150, 100),
+        ("session-total:gpt-5#1", 40, 200),
+        ("session-total:gpt-5#1", 60, 300),
+    ]
+
+
 def test_sessions_with_the_same_model_count_apart(tmp_path: Path) -> None:
     """Shutdown rows are flagged per session and identified within their session."""
     state = tmp_path / "home" / ".copilot" / "session-state"
