@@ -17,6 +17,8 @@ from . import (
     claude,
     codex,
     codex_index,
+    copilot,
+    copilot_vscode,
     cursor,
     cursor_state,
     factory,
@@ -178,6 +180,34 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         exceptions=(
             "cursor-state: a composer store read whole when it changes; its token counts "
             "are per bubble",
+        ),
+    ),
+    ProviderSpec(
+        id=copilot.PROVIDER_ID,
+        aliases=("github-copilot", "copilot-cli"),
+        env_overrides=("COPILOT_HOME",),
+        roots=copilot.roots,
+        formats=(
+            FormatSpec(
+                copilot.CLI_FORMAT, "byte-offset", copilot.owns_events, copilot.CopilotCliAdapter()
+            ),
+            FormatSpec(
+                copilot.VSCODE_FORMAT,
+                "document",
+                copilot_vscode.owns_session,
+                copilot_vscode.CHAT_ADAPTER,
+            ),
+        ),
+        # No "subagents": Copilot CLI sub-agents run inline in their parent's file.
+        capabilities=frozenset({"discover", "stream", "tokens"}),
+        adapter_version=copilot.ADAPTER_VERSION,
+        fixtures=("fixtures/copilot",),
+        tests=("tests/test_contract.py", "tests/extract/test_copilot.py"),
+        exceptions=(
+            "copilot-cli-events: tokens are the cumulative totals per session and model of "
+            "the latest shutdown, not per call",
+            "copilot-vscode-chat: chat documents are re-read whole when they change and "
+            "record no tokens",
         ),
     ),
     ProviderSpec(
