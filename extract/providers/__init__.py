@@ -13,7 +13,7 @@ from typing import Literal
 
 from ..adapter import FormatSpec
 from ..sources import Root, SourceFile
-from . import claude, codex, codex_index, cursor, cursor_state, gemini
+from . import claude, codex, codex_index, cursor, cursor_state, gemini, opencode
 
 Capability = Literal["discover", "stream", "enrich", "tokens"]
 
@@ -138,6 +138,34 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         fixtures=("fixtures/cursor",),
         tests=("tests/test_contract.py", "tests/extract/test_cursor.py"),
         superseded=cursor.superseded,
+    ),
+    ProviderSpec(
+        id=opencode.PROVIDER_ID,
+        aliases=("opencode-cli",),
+        env_overrides=("XDG_DATA_HOME",),
+        roots=opencode.roots,
+        formats=(
+            FormatSpec(
+                opencode.SESSION_FORMAT,
+                "document",
+                opencode.owns_session,
+                opencode.SESSION_ADAPTER,
+            ),
+            FormatSpec(
+                opencode.MESSAGE_FORMAT,
+                "document",
+                opencode.owns_message,
+                opencode.MESSAGE_ADAPTER,
+            ),
+            FormatSpec(opencode.PART_FORMAT, "document", opencode.owns_part, opencode.PART_ADAPTER),
+            FormatSpec(
+                opencode.DB_FORMAT, "sqlite", opencode.owns_database, opencode.DATABASE_ADAPTER
+            ),
+        ),
+        capabilities=frozenset({"discover", "tokens"}),
+        adapter_version=opencode.ADAPTER_VERSION,
+        fixtures=("fixtures/opencode",),
+        tests=("tests/test_contract.py", "tests/extract/test_opencode.py"),
     ),
 )
 
