@@ -16,7 +16,13 @@ CONFORMANCE = REPO.parent / "shared" / "conformance"
 
 CliRunner = Callable[..., subprocess.CompletedProcess[str]]
 # Provider and catalog overrides of the developer's environment never reach a test.
-_PROVIDER_ENV = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "AGENTLAKE_CATALOG", "AGENTLAKE_WORKSPACE")
+_PROVIDER_ENV = (
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "XDG_DATA_HOME",  # OpenCode's data directory
+    "AGENTLAKE_CATALOG",
+    "AGENTLAKE_WORKSPACE",
+)
 
 
 def cli_env(**extra: str) -> dict[str, str]:

@@ -37,13 +37,15 @@ import orjson
 
 from ..adapter import FormatDrift, InvalidRecord, SourceContext
 from ..rows import RowSink
-from ..sources import NotARegularFile, RelParts, Root, SourceFile, open_regular, rel_parts
+from ..sources import RelParts, Root, SourceFile, open_regular, rel_parts
+from .cursor_fields import instant
 from .opencode_records import (
     UNKNOWN_MESSAGE,
     MessageMeta,
     emit_message,
     emit_part,
     emit_session,
+    id_instant,
     message_meta,
     record_id,
 )
@@ -121,57 +123,81 @@ def owns_database(rel: RelParts) -> bool:
 
 class _MessageFiles:
     """Reads the message records parts need from ``<storage>/message/`` (read-only, inside
-    the root only), remembering the latest few thousand per process. A part that does
-    not name its session finds it through a listing of the message folders."""
+    the root only). What a file said is remembered (a few thousand per process) while
+    its size and mtime stay the same.
+
+    OpenCode names a message's file after its id, in its session's folder. A part whose
+    message is not there (it names no session, or a tree written by another tool names
+    files otherwise) finds it through an index of every message file by the ids written
+    inside, read once per storage folder and process, and only when first needed."""
 
     _LIMIT: Final = 4096
 
     def __init__(self) -> None:
-        self._meta: dict[tuple[str, str], tuple[str, MessageMeta]] = {}
-        self._sessions: dict[str, dict[str, str]] = {}
+        # (storage, message id) -> (session id, (size, mtime_ns), meta)
+        self._meta: dict[tuple[str, str], tuple[str, tuple[int, int], MessageMeta]] = {}
+        self._indexes: dict[str, dict[str, tuple[str, Path]]] = {}
 
     def find(self, storage: Path, sid: str | None, mid: str) -> tuple[str | None, MessageMeta]:
         """(session id, meta) of message ``mid``; ``UNKNOWN_MESSAGE`` if it is not there."""
-        key = (str(storage), mid)
-        hit = self._meta.get(key)
-        if hit is not None and (sid is None or hit[0] == sid):
-            return hit
         if not _SAFE_ID.match(mid) or (sid is not None and not _SAFE_ID.match(sid)):
             return sid, UNKNOWN_MESSAGE
-        if sid is None:
-            sid = self._session_of(storage, mid)
-            if sid is None:
-                return None, UNKNOWN_MESSAGE
-        info = _read_inside(storage, storage / "message" / sid / f"{mid}.json")
+        located = None if sid is None else (sid, storage / "message" / sid / f"{mid}.json")
+        try:
+            if located is None:
+                raise FileNotFoundError
+            st = located[1].stat()
+        except OSError:
+            located = self._index(storage).get(mid)
+            if located is None or (sid is not None and located[0] != sid):
+                return sid, UNKNOWN_MESSAGE
+            try:
+                st = located[1].stat()
+            except OSError:
+                return located[0], UNKNOWN_MESSAGE
+        sid, path = located
+        signature = (st.st_size, st.st_mtime_ns)
+        key = (str(storage), mid)
+        hit = self._meta.get(key)
+        if hit is not None and hit[0] == sid and hit[1] == signature:
+            return sid, hit[2]
+        info = _read_inside(storage, path)
         if info is None:
             return sid, UNKNOWN_MESSAGE
         if len(self._meta) >= self._LIMIT:
             self._meta.clear()
-        found = self._meta[key] = (sid, message_meta(info))
-        return found
+        meta = message_meta(info)
+        self._meta[key] = (sid, signature, meta)
+        return sid, meta
 
-    def _session_of(self, storage: Path, mid: str) -> str | None:
-        index = self._sessions.get(str(storage))
-        if index is None or mid not in index:
-            index = self._sessions[str(storage)] = dict(_message_index(storage / "message"))
-        return index.get(mid)
+    def _index(self, storage: Path) -> dict[str, tuple[str, Path]]:
+        index = self._indexes.get(str(storage))
+        if index is None:
+            index = self._indexes[str(storage)] = dict(_message_index(storage))
+        return index
 
 
-def _message_index(folder: Path) -> Iterator[tuple[str, str]]:
-    """(message id, session id) of every ``<session>/<message>.json`` under ``folder``."""
+def _message_index(storage: Path) -> Iterator[tuple[str, tuple[str, Path]]]:
+    """(message id, (session id, path)) of every ``message/<session>/*.json`` record,
+    the ids as written inside (the folder names the session when the record does not)."""
     try:
-        sessions = [e for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)]
+        with os.scandir(storage / "message") as listing:
+            folders = [e for e in listing if e.is_dir(follow_symlinks=False)]
     except OSError:
         return
-    for entry in sessions:
+    for folder in folders:
         try:
-            with os.scandir(entry.path) as listing:
-                names = [e.name for e in listing]
+            with os.scandir(folder.path) as listing:
+                paths = [Path(e.path) for e in listing if _record_file(e.name)]
         except OSError:
             continue
-        for name in names:
-            if _record_file(name):
-                yield name[:-5], entry.name
+        for path in paths:
+            info = _read_inside(storage, path)
+            if info is None:
+                continue
+            mid, sid = info.get("id"), info.get("sessionID")
+            if type(mid) is str and mid:
+                yield mid, (sid if type(sid) is str and sid else folder.name, path)
 
 
 def _read_inside(root: Path, path: Path) -> dict[str, Any] | None:
@@ -183,7 +209,7 @@ def _read_inside(root: Path, path: Path) -> dict[str, Any] | None:
             return None
         with open_regular(real) as fh:
             data = fh.read(_MAX_MESSAGE_BYTES + 1)
-    except (OSError, NotARegularFile):
+    except OSError:  # NotARegularFile is one
         return None
     if len(data) > _MAX_MESSAGE_BYTES:
         return None
@@ -252,6 +278,10 @@ class OpenCodePartAdapter:
         if found is None:
             raise InvalidRecord("part of a message of no known session")
         ctx.session_id = found
+        if meta is UNKNOWN_MESSAGE:  # its time from its id, anchored at the file's mtime
+            written = ctx.source.mtime_ns // 1_000_000
+            created = id_instant(str(document["id"]), written) or instant(written)
+            meta = MessageMeta(None, None, created)
         emit_part(sink, found, mid, document, meta, "tree")
         return 1
 
@@ -347,6 +377,8 @@ class OpenCodeDatabaseAdapter:
                 sid, meta = metas.get(mid, (row.get("session_id"), UNKNOWN_MESSAGE))
                 if type(sid) is not str or not sid:
                     continue
+                if meta is UNKNOWN_MESSAGE:  # a part of a message missing from the table
+                    meta = MessageMeta(None, None, instant(row.get("time_created")))
                 part = {**part, "id": row.get("id"), "messageID": mid, "sessionID": sid}
                 try:
                     emit_part(sink, sid, mid, part, meta, "db")

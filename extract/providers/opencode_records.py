@@ -64,6 +64,22 @@ class MessageMeta:
 UNKNOWN_MESSAGE: Final = MessageMeta(None, None, None)
 
 
+#: The 48 bits of an id hold (ms × 4096 + counter) modulo 2^48: the time modulo 2^36 ms.
+_ID_WRAP_MS: Final = 1 << 36
+
+
+def id_instant(native_id: str, anchor_ms: int) -> str | None:
+    """The creation time an OpenCode id encodes, as ISO text: the latest time at or
+    before ``anchor_ms`` (a time known to follow the id's creation, e.g. its file's
+    modification) that the id's 36 bits of milliseconds allow (they wrap every ~795 days);
+    ``None`` for ids of another shape."""
+    match = _ID_ORDER.match(native_id)
+    if not match:
+        return None
+    ms = anchor_ms - ((anchor_ms - (int(match[1], 16) >> 12)) % _ID_WRAP_MS)
+    return instant(ms)
+
+
 def order(native_id: str) -> int:
     """The position an OpenCode id encodes (monotonic in creation time within a process
     run; 0 for ids of another shape). Events and calls sort by it (``source_offset``)."""
