@@ -225,7 +225,7 @@ def emit_message(sink: RowSink, sid: str, info: Mapping[str, Any], origin: Origi
     call described in the module docstring. Returns the message's meta."""
     mid = record_id(info, "message")
     role = info.get("role")
-    if role not in _ROLES:
+    if type(role) is not str or role not in _ROLES:
         raise InvalidRecord("message 'role' is neither 'user' nor 'assistant'")
     times = _dict(info, "time")
     meta = message_meta(info)

@@ -316,8 +316,9 @@ def test_message_events_and_stand_in_call() -> None:
     assert call["is_sidechain"] and call["request_id"] is None and call["rank"] == 2
     assert (call["input_tokens"], call["cache_write_tokens"], call["cache_read_tokens"],
             call["output_tokens"]) == (5, 2, 3, 7)  # fmt: skip
-    with pytest.raises(InvalidRecord):
-        emit_message(RowSink(), "ses_1", {"id": "msg_2", "role": "robot"}, "tree")
+    for role in ("robot", ["user"], None):
+        with pytest.raises(InvalidRecord):
+            emit_message(RowSink(), "ses_1", {"id": "msg_2", "role": role}, "tree")
 
 
 @pytest.mark.parametrize(
