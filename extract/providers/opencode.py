@@ -17,7 +17,11 @@ once (the token rule is in that module's docstring).
 A part record names its message but not the message's role and model, which decide its
 events' kinds; the part adapter reads them from the message's own file in the same tree
 (:class:`_MessageFiles`, read-only, never outside the root). OpenCode writes a message
-before its parts.
+before its parts; a part whose message is gone keeps its events (kind ``system`` for its
+prose, the role being unknown) and its call, at the time its id encodes.
+
+Uncertain [?]: whether ``XDG_DATA_HOME`` is the only override (``OPENCODE_DATA_DIR`` is
+ccusage's own, not OpenCode's, and is not read), and the Windows data directory.
 
 Format versions: a session records the OpenCode version that wrote it; an unknown major
 version raises :class:`FormatDrift`, and so does a database holding OpenCode 2.x
@@ -354,7 +358,7 @@ class OpenCodeDatabaseAdapter:
         records = 0
         sessions = [_session_info(r) for r in _rows(con, "session")] if "session" in tables else []
         for info in sessions:
-            emit_session_safely(sink, info)  # drift raises before anything is kept
+            _emit_session_row(sink, info)  # drift raises before anything is kept
         records += len(sessions)
         metas: dict[str, tuple[str, MessageMeta]] = {}
         if "message" in tables:
@@ -387,7 +391,7 @@ class OpenCodeDatabaseAdapter:
         return records
 
 
-def emit_session_safely(sink: RowSink, info: dict[str, Any]) -> None:
+def _emit_session_row(sink: RowSink, info: dict[str, Any]) -> None:
     """A database session row's metadata; a row of impossible types is skipped, an
     unknown major version refuses the database (:class:`FormatDrift`)."""
     try:

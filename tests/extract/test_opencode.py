@@ -457,6 +457,18 @@ def test_tree_and_database_together_count_once(tmp_path: Path) -> None:
     ) == [(True,)]
     again = _import(both_home, both)
     assert again.exit_code == 0 and _calls(both) == _calls(tree)
+    # OpenCode goes on in the database: a new step there is one more call, and the calls
+    # the database held before are still counted once
+    con = sqlite3.connect(both_home / DATA / "opencode.db")
+    step = {"type": "step-finish", "reason": "stop", "tokens": {"input": 7, "output": 3}}
+    con.execute(
+        "INSERT INTO part VALUES (?, ?, ?, 0, 0, ?)",
+        ("prt_de2c4ce2c0ffNewStepAAAAAAA", NO_STEPS, PARENT, json.dumps(step)),
+    )
+    con.commit()
+    con.close()
+    assert _import(both_home, both).exit_code == 0
+    assert _rows(both, "SELECT count(*), sum(input_tokens) FROM usage") == [(5, 490 - 40 + 7)]
 
 
 def test_database_session_of_unknown_major_version_is_drift(tmp_path: Path) -> None:
