@@ -59,6 +59,7 @@ class MessageMeta:
     model: str | None
     created: str | None
     summary: bool = False
+    created_ms: int | None = None  # ``created`` as written (epoch ms), when it is a number
 
 
 UNKNOWN_MESSAGE: Final = MessageMeta(None, None, None)
@@ -78,6 +79,22 @@ def id_instant(native_id: str, anchor_ms: int) -> str | None:
         return None
     ms = anchor_ms - ((anchor_ms - (int(match[1], 16) >> 12)) % _ID_WRAP_MS)
     return instant(ms)
+
+
+#: How long after its message's creation a part's id may date it (longer: not trusted).
+_PART_SPAN_MS: Final = 2 * 86_400_000
+
+
+def part_instant(part_id: str, meta: MessageMeta) -> str | None:
+    """When a part was created: the time its id encodes, the first such time at or after
+    its message's creation (a part is created after its message), if that falls within
+    :data:`_PART_SPAN_MS` of it; else the message's creation time."""
+    floor = meta.created_ms
+    match = _ID_ORDER.match(part_id)
+    if floor is None or not match:
+        return meta.created
+    after = ((int(match[1], 16) >> 12) - floor) % _ID_WRAP_MS
+    return instant(floor + after) if after <= _PART_SPAN_MS else meta.created
 
 
 def order(native_id: str) -> int:
@@ -177,11 +194,16 @@ def message_meta(info: Mapping[str, Any]) -> MessageMeta:
     message only to describe itself)."""
     role = info.get("role")
     times = info.get("time")
+    created = times.get("created") if type(times) is dict else None
+    ms = None
+    if isinstance(created, int | float) and type(created) is not bool and 0 < created < 2**53:
+        ms = int(created)  # NaN fails the comparison
     return MessageMeta(
         role if type(role) is str else None,
         _model_of(info),
-        instant(times.get("created")) if type(times) is dict else None,
+        instant(created),
         role == "assistant" and info.get("summary") is True,
+        ms,
     )
 
 
@@ -287,7 +309,8 @@ def emit_part(
     if type(ptype) is not str:
         raise InvalidRecord("part without a string 'type'")
     role, model, at = meta.role, meta.model, order(pid)
-    ts = _start(part, meta.created)
+    created = part_instant(pid, meta)
+    ts = _start(part, created)
     event = sink.event
     sink.session(sid)
     if ptype == "text":
@@ -314,7 +337,7 @@ def emit_part(
         event(sid, pid, 0, ts, "system", role, text, at, model=model)
         tokens = _call_tokens(part.get("tokens"))
         if tokens is not None:
-            _emit_call(sink, sid, mid, pid, meta.created, model, tokens, False,
+            _emit_call(sink, sid, mid, pid, created, model, tokens, False,
                        _ORIGIN_RANK[origin])  # fmt: skip
     elif ptype == "patch":
         files = part.get("files")

@@ -28,6 +28,7 @@ from agentlake.extract.providers.opencode_records import (
     emit_part,
     id_instant,
     order,
+    part_instant,
 )
 from agentlake.extract.rows import RowSink
 from agentlake.ingest.plan import make_plan
@@ -348,6 +349,12 @@ def test_ids_encode_order_and_time() -> None:
     assert id_instant(pid, ms + 900 * 86_400_000) != "2026-05-01T09:00:03.001Z"  # wrapped
     assert order(pid) < order(f"prt_{(ms * 4096 + 10) % (1 << 48):012x}Part10AAAAAAAA")
     assert order("p_text_1") == 0 and id_instant("p_text_1", ms) is None
+    # a part's time: the first its id allows after its message's creation, if near it
+    meta = MessageMeta("assistant", None, "2026-05-01T09:00:02.000Z", created_ms=ms - 1001)
+    assert part_instant(pid, meta) == "2026-05-01T09:00:03.001Z"
+    late = MessageMeta("assistant", None, "2026-05-01T09:00:02.000Z", created_ms=ms + 1)
+    assert part_instant(pid, late) == "2026-05-01T09:00:02.000Z"  # ~795 days on: not trusted
+    assert part_instant("p_text_1", meta) == "2026-05-01T09:00:02.000Z"
 
 
 def test_version_drift() -> None:
@@ -373,6 +380,12 @@ def test_multi_step_message_counts_each_step_once(tmp_path: Path) -> None:
     )
     # both steps, not the message's tokens (= step 2) on top of them
     assert [c[2:] for c in calls] == [(100, 200, 1000, 50, 0), (30, 0, 1200, 100, 20)]
+    # each at the time of its step (its step-finish part's id), not the message's start
+    times = f"SELECT ts::VARCHAR FROM usage WHERE message_id = '{TWO_STEPS}' ORDER BY ts"
+    assert _rows(catalog, times) == [
+        ("2026-05-01 09:00:03.001+00",),
+        ("2026-05-01 09:00:08.95+00",),
+    ]
     assert all(c[1] is not None for c in calls)
     # a message without steps is one call: its own tokens
     assert _rows(catalog, f"SELECT count(*), sum(output_tokens) FROM usage "
