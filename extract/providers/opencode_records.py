@@ -52,8 +52,8 @@ _PLACEHOLDER_RANK: Final = 1
 
 @dataclass(frozen=True, slots=True)
 class MessageMeta:
-    """What a part needs of its message: role, model, creation time, whether it is a
-    compaction summary, and whether its copy is complete."""
+    """What a part needs of its message: role, model, creation time and whether it is a
+    compaction summary (its text is the summary)."""
 
     role: str | None
     model: str | None
@@ -99,7 +99,8 @@ def part_instant(part_id: str, meta: MessageMeta) -> str | None:
 
 def order(native_id: str) -> int:
     """The position an OpenCode id encodes (monotonic in creation time within a process
-    run; 0 for ids of another shape). Events and calls sort by it (``source_offset``)."""
+    run; 0 for ids of another shape). Events and calls sort by it (``source_offset``; 48
+    bits, so ``seq = offset × 1000 + block`` stays within int64)."""
     match = _ID_ORDER.match(native_id)
     return int(match[1], 16) if match else 0
 
@@ -212,7 +213,8 @@ def _call_tokens(tokens: Any) -> tuple[int, int, int, int, int] | None:
     ``None`` when it counts nothing. OpenCode stores ``input`` without the cache. Revisions
     that also store ``total`` store ``output`` without the reasoning (``total`` then
     exceeds input + cache + output) and billed output is output + reasoning; older ones
-    (no ``total``) store the model's output, reasoning included."""
+    (no ``total``) store the model's output, reasoning included [?: read in the source of
+    several revisions; the reference marks it uncertain]."""
     if tokens is None:
         return None
     if type(tokens) is not dict:
