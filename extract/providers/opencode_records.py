@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, get_args
 
 from ..adapter import FormatDrift, InvalidRecord
 from ..rows import RowSink
@@ -33,6 +33,12 @@ from ..values import json_text, token_count
 from .cursor_fields import instant
 
 Origin = Literal["tree", "db"]
+#: The part types OpenCode writes (``MessageV2.Part``); any other is rejected.
+PartType = Literal[
+    "text", "reasoning", "tool", "file", "step-start", "step-finish", "snapshot", "patch",
+    "agent", "subtask", "retry", "compaction",
+]  # fmt: skip
+PART_TYPES: Final[tuple[str, ...]] = get_args(PartType)
 #: Rank of a copy by where it was read: OpenCode migrates the tree into the database and
 #: writes only the database from then on, so the database copy is the newer one.
 _ORIGIN_RANK: Final[Mapping[Origin, int]] = {"tree": 1, "db": 2}

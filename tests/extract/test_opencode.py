@@ -21,6 +21,7 @@ import pytest
 from agentlake.extract.adapter import FormatDrift, InvalidRecord
 from agentlake.extract.providers import by_id, opencode, resolve
 from agentlake.extract.providers.opencode_records import (
+    PART_TYPES,
     UNKNOWN_MESSAGE,
     MessageMeta,
     check_version,
@@ -220,9 +221,7 @@ def _part_rows(part: dict[str, Any], role: str = "assistant", summary: bool = Fa
     return sink.build()
 
 
-@pytest.mark.parametrize(
-    ("part", "role", "summary", "blocks"),
-    [
+PART_CASES: list[tuple[dict[str, Any], str, bool, list[tuple[int, str, bool | None]]]] = [
         ({"type": "text", "text": "hi"}, "user", False, [(0, "text", None)]),
         ({"type": "text", "text": "hi"}, "assistant", True, [(0, "summary", None)]),
         ({"type": "text", "text": "ctx", "synthetic": True}, "user", False, [(0, "system", None)]),
@@ -258,8 +257,10 @@ def _part_rows(part: dict[str, Any], role: str = "assistant", summary: bool = Fa
         ({"type": "retry", "attempt": 2, "error": {"name": "APIError", "data": {"message": "m"}},
           "time": {"created": 1777626000000}}, "assistant", False, [(0, "system", True)]),
         ({"type": "compaction", "auto": True}, "user", False, [(0, "system", None)]),
-    ],
-)  # fmt: skip
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(("part", "role", "summary", "blocks"), PART_CASES)
 def test_every_part_type_maps_to_events(
     part: dict[str, Any], role: str, summary: bool, blocks: list[tuple[int, str, bool | None]]
 ) -> None:
@@ -267,6 +268,10 @@ def test_every_part_type_maps_to_events(
     got = [(e["block_index"], e["block_type"], e["is_error"]) for e in events]
     assert got == blocks
     assert all(e["role"] == role and e["native_id"] == "prt_1" for e in events)
+
+
+def test_every_part_type_is_covered() -> None:
+    assert {case[0]["type"] for case in PART_CASES} == set(PART_TYPES)
 
 
 def test_text_fields_of_parts() -> None:
