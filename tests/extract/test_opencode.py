@@ -568,6 +568,21 @@ def test_part_whose_message_file_is_missing_keeps_its_call(tmp_path: Path) -> No
     assert _rows(catalog, query) == [(2, "2026-05-01 09:00:03.001+00")]
 
 
+def test_a_message_file_outside_the_root_is_never_read(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    first = "msg_de2c42e68001Msg1AAAAAAAAAA"  # the first user message
+    message = home / DATA / "storage" / "message" / PARENT / f"{first}.json"
+    outside = tmp_path / "outside.json"
+    shutil.move(message, outside)
+    message.symlink_to(outside)
+    catalog = tmp_path / "c.duckdb"
+    result = _import(home, catalog)
+    assert [s.code for s in result.refused] == ["SOURCE_OUTSIDE_ROOT"]
+    # its parts do not learn its role from the file outside: their prose is not a prompt
+    query = "SELECT count(*) FROM events WHERE text = 'Why is the cache stale after a deploy?'"
+    assert _rows(catalog, query + " AND kind = 'system'") == [(1,)]
+
+
 # --------------------------------------------------------------------------- conformance
 
 STAGE0 = CONFORMANCE / "jazzyalex__agent-sessions" / "Resources" / "Fixtures" / "stage0"
