@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 DEMO   := .demo
 
 .DEFAULT_GOAL := help
-.PHONY: help setup relink demo test test-fast lint bench bench-smoke golden clean
+.PHONY: help setup relink demo test test-fast lint lint-fixtures fixtures-manifest bench bench-smoke golden matrix clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -42,16 +42,27 @@ demo: relink ## write a synthetic home of all four providers, import it, then re
 TEST_WORKERS ?= auto
 PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope
 
-test: relink ## run the whole test suite
+test: relink lint-fixtures ## run the whole test suite (after the fixture hygiene gate)
 	$(PYTEST)
 
 test-fast: relink ## the test suite without tests marked slow
 	$(PYTEST) -m "not slow"
 
+# Every fixture pinned by its SHA-256 in fixtures/manifest.json, and no credential, e-mail
+# address or real home path in one unless its entry allows the rule (canary homes).
+lint-fixtures: relink ## the fixture hygiene gate
+	$(PY) -m fixtures.hygiene
+
+fixtures-manifest: relink ## pin the fixtures as they are (review what it reports first)
+	$(PY) -m fixtures.hygiene --write
+
 lint: relink ## ruff and mypy --strict
 	$(VENV)/bin/ruff check pipeline extract transform load sql tests benchmarks fixtures
 	$(VENV)/bin/mypy -p agentlake
 	$(VENV)/bin/mypy tests fixtures
+
+matrix: relink ## write providers.json, the conformance matrix, from the provider registry
+	$(PY) -c "from agentlake.read.names import MATRIX_FILE, matrix_text; open(MATRIX_FILE, 'w').write(matrix_text())"
 
 BENCH_PROVIDERS := claude,codex,gemini,cursor
 

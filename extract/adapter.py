@@ -19,9 +19,10 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from .rows import RowSink
+from .schema import RejectReason
 from .sources import PositionKind, RelParts, SourceFile
 
 RecordOutcome = Literal["mapped", "ignored", "unknown"]
@@ -32,13 +33,27 @@ RecordOutcome = Literal["mapped", "ignored", "unknown"]
 class InvalidRecord(ValueError):
     """A known record type whose fields have impossible types (rejected, not fatal).
 
-    The only exception of an adapter that the runner turns into an ``INVALID_RECORD``
-    reject: any other one is a bug of the adapter and fails the run.
+    The only exception of an adapter that the runner turns into a reject (of
+    :attr:`reason`): any other one is a bug of the adapter and fails the run.
     """
+
+    reason: ClassVar[RejectReason] = "INVALID_RECORD"
+
+
+class DuplicateRecord(InvalidRecord):
+    """A record whose native id an earlier record of the same file already carried, in
+    a format where ids are unique: the first copy stands, this one is rejected."""
+
+    reason: ClassVar[RejectReason] = "DUPLICATE_ID"
 
 
 class FormatDrift(ValueError):
     """The input declares a major format version the adapter does not know."""
+
+
+class NotThisFormat(ValueError):
+    """A file named in a format it is not in (an export whose header is missing or
+    wrong): the whole source is refused as corrupt, nothing of it written."""
 
 
 @dataclass(slots=True)
@@ -105,6 +120,11 @@ class DatabaseAdapter(Protocol):
 Adapter = LineAdapter | DocumentAdapter | DatabaseAdapter
 
 
+# Where a format's files come from: the agent's own store, found by discovery, or a
+# file the user exported and names (``import --file``).
+FormatOrigin = Literal["native", "export"]
+
+
 @dataclass(frozen=True)
 class FormatSpec:
     """One on-disk format of a provider: its name, position kind, file predicate (given
@@ -114,6 +134,17 @@ class FormatSpec:
     position_kind: PositionKind
     predicate: Callable[[RelParts], bool]
     adapter: Adapter
+    origin: FormatOrigin = "native"
+    # Whether a file whose first bytes (up to 64 KiB) are these is in this format: how
+    # ``import --file`` without ``--format`` tells an export's format from its content.
+    sniff: Callable[[bytes], bool] | None = None
+
+    @property
+    def module(self) -> str:
+        """The file of the adapter's module, relative to the repository: its docstring
+        documents the format."""
+        parts = type(self.adapter).__module__.split(".")[1:]  # without "agentlake"
+        return "/".join(parts) + ".py"
 
     def owns(self, rel: RelParts) -> bool:
         """Whether the file whose path relative to its root has the parts ``rel`` is in

@@ -23,6 +23,7 @@ from .adapter import (
     FormatDrift,
     InvalidRecord,
     LineAdapter,
+    NotThisFormat,
     SourceContext,
 )
 from .digests import bytes_digest
@@ -112,6 +113,8 @@ def extract_source(
             f"{drift}; the rest of this source is refused "
             "(rerun with --restart-drifted after upgrading agentlake)",
         ) from None
+    except NotThisFormat as exc:
+        raise _refused("SOURCE_CORRUPT", source, f"not a {source.format} file: {exc}") from None
     except NotARegularFile as exc:
         raise _refused("NOT_A_FILE", source, str(exc)) from None
     except OSError as exc:
@@ -259,7 +262,7 @@ def _map_chunk(
             drift, end = exc, offset
             break
         except InvalidRecord as exc:
-            new_rejects.append(Reject(offset, length, "INVALID_RECORD", str(exc)[:200]))
+            new_rejects.append(Reject(offset, length, exc.reason, str(exc)[:200]))
             outcome = "invalid"
         else:
             if outcome == "unknown":

@@ -150,9 +150,14 @@ class RowSink:
         offset: int,
         *,
         rank: int | None = None,
+        per_session: bool = False,
     ) -> None:
         """Emit one usage candidate (a model call as written; dedup happens later).
-        Among copies of one call the highest ``rank`` wins (default: the token total)."""
+        Among copies of one call the highest ``rank`` wins (default: the token total).
+        ``per_session``: the row is a session's cumulative totals for one model, not a
+        call (agents that record no per-call counts); give each snapshot of a session
+        and model the same identity and a growing ``rank``, so the latest replaces the
+        earlier and snapshots are never summed."""
         self._usage.append((
             session_id,
             message_id,
@@ -169,6 +174,7 @@ class RowSink:
             is_sidechain,
             offset,
             rank,
+            per_session,
         ))  # fmt: skip
 
     def session(self, session_id: str, **fields: Any) -> None:

@@ -18,6 +18,7 @@ RejectReason = Literal[
     "BAD_ENCODING",  # not valid UTF-8
     "UNKNOWN_RECORD",  # a JSON object of a record type the adapter does not know
     "INVALID_RECORD",  # a known record type whose fields have impossible types
+    "DUPLICATE_ID",  # a record whose native id the file already gave (the first stands)
 ]
 REJECT_REASONS: Final[tuple[str, ...]] = get_args(RejectReason)
 
@@ -75,6 +76,9 @@ RAW_USAGE_SCHEMA: Final = pa.schema(
         # Which copy of a call wins (highest); null = its token total (Claude's rule:
         # streamed chunks grow). "Last copy wins" formats put a growing position here.
         ("rank", pa.int64()),
+        # A session's cumulative totals per model, as an agent that keeps no per-call
+        # counts records them: one row per (session, model), the latest snapshot wins.
+        ("per_session", pa.bool_()),
     ]
 )
 

@@ -27,7 +27,9 @@ from typing import Any
 import duckdb
 import pytest
 
+from agentlake.errors import ConfigurationError
 from agentlake.extract.providers import REGISTRY, ProviderSpec
+from agentlake.ingest.files import NamedFile, guess_format, plan_files
 from agentlake.ingest.plan import make_plan
 from agentlake.ingest.run import ImportOptions, ImportResult, run_import
 from tests.conftest import REPO
@@ -49,10 +51,21 @@ def _home(spec: ProviderSpec, key: str, tmp: Path) -> Path:
     return target
 
 
+def _exported(home: Path) -> list[Path]:
+    """The files of an export-only provider's home: each is named to the import."""
+    return sorted(p for p in home.rglob("*") if p.is_file())
+
+
 def _import(spec: ProviderSpec, home: Path, catalog: Path, **options: Any) -> ImportResult:
+    """Import a contract home: discovered under it, or for a provider read only from
+    exports, each of its files named (``import --file``) with its format guessed."""
+    if spec.support == "export":
+        options["files"] = tuple(NamedFile(p) for p in _exported(home))
+    else:
+        options["providers"] = (spec.id,)
     return run_import(
         ImportOptions(catalog=catalog, workspace="default", home=home, env={},
-                      providers=(spec.id,), build_index=False, **options)
+                      build_index=False, **options)
     )  # fmt: skip
 
 
@@ -65,6 +78,9 @@ def _query(catalog: Path, sql: str) -> list[tuple[Any, ...]]:
 
 
 def _byte_offset_sources(spec: ProviderSpec, home: Path) -> list[Path]:
+    if spec.support == "export":
+        plan = plan_files({}, workspace="w", files=[NamedFile(p) for p in _exported(home)])
+        return [s.path for s in plan.sources if s.source and s.source.position_kind == "byte-offset"]
     plan = make_plan({}, workspace="w", home=home, env={}, providers=(spec,))
     return [s.path for s in plan.sources if s.source and s.source.position_kind == "byte-offset"]
 
@@ -72,9 +88,24 @@ def _byte_offset_sources(spec: ProviderSpec, home: Path) -> list[Path]:
 PROVIDERS = pytest.mark.parametrize("spec", REGISTRY, ids=[s.id for s in REGISTRY])
 
 
+def _claims(spec: ProviderSpec, path: Path) -> bool:
+    """Whether ``import --file`` without ``--format`` reads ``path`` as ``spec``'s."""
+    try:
+        return guess_format(path)[0].id == spec.id
+    except ConfigurationError:
+        return False
+
+
 @PROVIDERS
 def test_discovers_its_layout_and_refuses_look_alikes(spec: ProviderSpec, tmp_path: Path) -> None:
     home = _home(spec, "home", tmp_path)
+    if spec.support == "export":  # nothing to discover: its files are told apart by content
+        assert make_plan({}, workspace="w", home=home, env={}, providers=(spec,)).sources == ()
+        assert all(_claims(spec, p) for p in _exported(home))
+        exported = _exported(_home(spec, "lookalike_home", tmp_path))
+        assert exported, "the look-alike home must hold files"
+        assert not any(_claims(spec, p) for p in exported)
+        return
     plan = make_plan({}, workspace="w", home=home, env={}, providers=(spec,))
     assert plan.sources and all(s.action == "read" and s.provider == spec.id for s in plan.sources)
     assert {s.source.format for s in plan.sources if s.source} <= {f.name for f in spec.formats}
@@ -152,6 +183,8 @@ def test_unknown_major_format_version_refuses_the_source(
 
 @PROVIDERS
 def test_symlink_out_of_the_root_is_refused(spec: ProviderSpec, tmp_path: Path) -> None:
+    if spec.support == "export":
+        pytest.skip("a file named with --file has no provider root to escape")
     home = _home(spec, "home", tmp_path)
     plan = make_plan({}, workspace="w", home=home, env={}, providers=(spec,))
     victim = plan.sources[0].path

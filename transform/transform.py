@@ -187,6 +187,7 @@ def normalize_usage(raw: pa.Table, provider: str, source_id: str = "") -> pa.Tab
             "source_offset",
             "merge_rank",
             "native_id",
+            pl.col("per_session").fill_null(False),
         )
     )
     return frame.to_arrow()

@@ -13,9 +13,24 @@ from typing import Literal
 
 from ..adapter import FormatSpec
 from ..sources import Root, SourceFile
-from . import claude, codex, codex_index, cursor, cursor_state, gemini, opencode
+from . import (
+    claude,
+    codex,
+    codex_index,
+    cursor,
+    cursor_state,
+    gemini,
+    generic,
+    openclaw,
+    openclaw_store,
+    opencode,
+)
 
-Capability = Literal["discover", "stream", "enrich", "tokens"]
+# discover: found under the home with no effort; stream: read incrementally (byte
+# offsets, or a store's watermark); enrich: a side store adds to sessions read elsewhere;
+# tokens: model calls with token counts; subagents: sub-agent sessions linked to parents.
+Capability = Literal["discover", "stream", "enrich", "tokens", "subagents"]
+Support = Literal["native", "export", "both"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +49,19 @@ class ProviderSpec:
     # Sources to leave out because another copy of the same transcript is preferred
     # (e.g. Cursor's duplicate composer stems): {source_id: reason}.
     superseded: Callable[[Sequence[SourceFile]], dict[str, str]] | None = None
+    # Where a capability holds for some of the provider's formats or records only.
+    exceptions: tuple[str, ...] = ()
+
+    @property
+    def support(self) -> Support:
+        """Whether the provider is read from its native store, from exports, or both."""
+        origins = {f.origin for f in self.formats}
+        return "both" if len(origins) > 1 else ("export" if origins == {"export"} else "native")
+
+    @property
+    def docs(self) -> tuple[str, ...]:
+        """The modules whose docstrings document the provider's formats."""
+        return tuple(dict.fromkeys(f.module for f in self.formats))
 
     @property
     def adapter_major(self) -> int:
@@ -67,7 +95,7 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         env_overrides=("CLAUDE_CONFIG_DIR",),
         roots=_claude_roots,
         formats=(FormatSpec("claude-jsonl", "byte-offset", claude.owns, claude.ClaudeAdapter()),),
-        capabilities=frozenset({"discover", "stream", "tokens"}),
+        capabilities=frozenset({"discover", "stream", "tokens", "subagents"}),
         adapter_version=claude.ADAPTER_VERSION,
         fixtures=("fixtures/claude",),
         tests=(
@@ -90,13 +118,17 @@ REGISTRY: tuple[ProviderSpec, ...] = (
                 codex_index.StateIndexAdapter(),
             ),
         ),
-        capabilities=frozenset({"discover", "stream", "enrich", "tokens"}),
+        capabilities=frozenset({"discover", "stream", "enrich", "tokens", "subagents"}),
         adapter_version=codex.ADAPTER_VERSION,
         fixtures=("fixtures/codex",),
         tests=(
             "tests/test_contract.py",
             "tests/extract/test_codex.py",
             "tests/test_token_parity_codex.py",
+        ),
+        exceptions=(
+            "codex-state: a thread index read whole when it changes; it adds titles and "
+            "thread token totals (never calls), no events",
         ),
     ),
     ProviderSpec(
@@ -108,11 +140,15 @@ REGISTRY: tuple[ProviderSpec, ...] = (
             FormatSpec("gemini-json", "document", gemini.owns_document, gemini.DOCUMENT_ADAPTER),
             FormatSpec("gemini-jsonl", "byte-offset", gemini.owns_log, gemini.LOG_ADAPTER),
         ),
-        capabilities=frozenset({"discover", "stream", "tokens"}),
+        capabilities=frozenset({"discover", "stream", "tokens", "subagents"}),
         adapter_version=gemini.ADAPTER_VERSION,
         fixtures=("fixtures/gemini",),
         tests=("tests/test_contract.py", "tests/extract/test_gemini.py"),
         superseded=gemini.superseded,
+        exceptions=(
+            "gemini-json: legacy documents are re-read whole when they change "
+            "(no byte offsets)",
+        ),
     ),
     ProviderSpec(
         id="cursor",
@@ -133,11 +169,69 @@ REGISTRY: tuple[ProviderSpec, ...] = (
                 cursor_state.CursorStateAdapter(),
             ),
         ),
-        capabilities=frozenset({"discover", "stream", "enrich", "tokens"}),
+        capabilities=frozenset({"discover", "stream", "enrich", "tokens", "subagents"}),
         adapter_version=cursor.ADAPTER_VERSION,
         fixtures=("fixtures/cursor",),
         tests=("tests/test_contract.py", "tests/extract/test_cursor.py"),
         superseded=cursor.superseded,
+        exceptions=(
+            "cursor-state: a composer store read whole when it changes; its token counts "
+            "are per bubble",
+        ),
+    ),
+    ProviderSpec(
+        id=openclaw.PROVIDER,
+        aliases=("clawdbot",),
+        env_overrides=(openclaw.STATE_ENV,),
+        roots=openclaw.roots,
+        formats=(
+            FormatSpec(
+                openclaw.TRANSCRIPT_FORMAT,
+                "byte-offset",
+                openclaw.owns_transcript,
+                openclaw.TranscriptAdapter(),
+            ),
+            FormatSpec(
+                openclaw.STORE_FORMAT,
+                "sqlite",
+                openclaw_store.owns_store,
+                openclaw_store.TranscriptStoreAdapter(),
+            ),
+        ),
+        capabilities=frozenset({"discover", "stream", "tokens"}),
+        adapter_version=openclaw.ADAPTER_VERSION,
+        fixtures=("fixtures/openclaw",),
+        tests=("tests/test_contract.py", "tests/extract/test_openclaw.py"),
+        exceptions=(
+            "openclaw-sqlite: a per-agent store read whole when it changes; rows that are "
+            "not JSON or hold impossible fields are skipped, not rejected",
+            "openclaw-jsonl: .deleted./.reset. histories are read like live transcripts; "
+            "records shared with another copy count once",
+        ),
+    ),
+    ProviderSpec(
+        id="generic",
+        aliases=("aiwg",),
+        env_overrides=(),
+        roots=lambda home, env: [],  # files the user names: import --file
+        formats=(
+            FormatSpec(
+                generic.FORMAT,
+                "byte-offset",
+                generic.owns,
+                generic.GenericAdapter(),
+                origin="export",
+                sniff=generic.sniff,
+            ),
+        ),
+        capabilities=frozenset({"stream", "tokens"}),
+        adapter_version=generic.ADAPTER_VERSION,
+        fixtures=("fixtures/generic",),
+        tests=("tests/test_contract.py", "tests/extract/test_generic.py"),
+        exceptions=(
+            "tokens: only where the exporter writes extensions.usage (agentlake's reading; "
+            "the format defines no token fields)",
+        ),
     ),
     ProviderSpec(
         id=opencode.PROVIDER_ID,
@@ -162,10 +256,16 @@ REGISTRY: tuple[ProviderSpec, ...] = (
                 opencode.DB_FORMAT, "sqlite", opencode.owns_database, opencode.DATABASE_ADAPTER
             ),
         ),
-        capabilities=frozenset({"discover", "tokens"}),
+        capabilities=frozenset({"discover", "tokens", "subagents"}),
         adapter_version=opencode.ADAPTER_VERSION,
         fixtures=("fixtures/opencode",),
         tests=("tests/test_contract.py", "tests/extract/test_opencode.py"),
+        exceptions=(
+            "opencode-db: read whole when it changes; a row of impossible shape is skipped "
+            "without a receipt; OpenCode 2.x session_message rows refuse it (drift)",
+            "tokens: one call per step-finish part; message.tokens only for a message "
+            "without steps",
+        ),
     ),
 )
 

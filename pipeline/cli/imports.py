@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -95,6 +96,9 @@ def _warn_roots(plan: Plan) -> None:
     for root in plan.roots:
         if root.warning:
             err.print(f"warning: {root.provider}: {root.warning}", highlight=False)
+    for path, fmt in plan.guesses:
+        err.print(f"note: {path}: read as {fmt}, recognized from its content "
+                  "(--format names it)", highlight=False)  # fmt: skip
 
 
 def _print_plan(plan: Plan) -> None:
@@ -107,6 +111,21 @@ def _print_plan(plan: Plan) -> None:
 def import_(
     home: HomeOpt = None,
     provider: ProviderOpt = None,
+    file: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--file",
+            help="Import this exported file instead of discovering the home (repeatable).",
+        ),
+    ] = None,
+    format_: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="The export format of the --file files (guessed from content when omitted; "
+            "'agentlake providers' lists them).",
+        ),
+    ] = None,
     memory_limit: Annotated[
         str,
         typer.Option(
@@ -167,11 +186,13 @@ def import_(
     json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Import every provider's transcripts into the catalog (resumable, exactly once)."""
+    """Import every provider's transcripts, or the exported files named with --file, into
+    the catalog (resumable, exactly once)."""
     from agentlake.config import default_home, parse_duration, parse_size
     from agentlake.errors import ConfigurationError
     from agentlake.extract.extract import ExtractLimits
     from agentlake.ingest.budget import check_memory_limit
+    from agentlake.ingest.files import NamedFile
     from agentlake.ingest.run import ImportOptions, plan_import
 
     from .output import catalog_path, print_json, workspace_name
@@ -180,6 +201,13 @@ def import_(
         check_memory_limit(memory_limit)
         if reindex and no_index:
             raise ConfigurationError("--reindex rebuilds the search index; --no-index skips it")
+        if format_ is not None and not file:
+            raise ConfigurationError("--format names the format of --file files; give --file")
+        if file and (provider or home is not None):
+            raise ConfigurationError(
+                "--file imports the files named; --home and --provider choose what discovery "
+                "reads: give one or the other"
+            )
         limits = ExtractLimits(
             max_records_per_source=max_records_per_source,
             max_bytes_per_source=parse_size(max_bytes_per_source) if max_bytes_per_source else None,
@@ -197,6 +225,7 @@ def import_(
             build_index=not no_index,
             limits=limits,
             max_duration=parse_duration(max_duration) if max_duration else None,
+            files=tuple(NamedFile(path, format_) for path in file or ()),
         )
         if dry_run:
             plan = plan_import(options)

@@ -97,6 +97,9 @@ class Plan:
     workspace: str
     roots: tuple[Root, ...]
     sources: tuple[PlannedSource, ...]
+    # (path, format) of each file named without --format, by the format its content
+    # was recognized as.
+    guesses: tuple[tuple[str, str], ...] = ()
 
     @property
     def bytes_to_read(self) -> int:
@@ -139,6 +142,11 @@ class Plan:
                 for s in self.sources
             ],
             "bytes_to_read": self.bytes_to_read,
+            **(
+                {"guessed_formats": [{"path": p, "format": f} for p, f in self.guesses]}
+                if self.guesses
+                else {}
+            ),
         }
 
 

@@ -21,10 +21,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentlake.errors import ImportStopped
 from agentlake.extract.extract import ExtractBatch, ExtractLimits
+from agentlake.ingest.files import NamedFile, plan_files
 from agentlake.ingest.plan import Plan, make_plan, select_providers
 from agentlake.ingest.progress import NullReporter, Reporter
 from agentlake.load.catalog import open_for_read, open_for_write
 from agentlake.load.checkpoint import (
+    Checkpoint,
     load_checkpoints,
 )
 from agentlake.load.load import (
@@ -85,6 +87,9 @@ class ImportOptions:
     # Write each commit in a loader thread while the next one is read and transformed
     # (False: one after the other, as when timing single statements).
     overlap_load: bool = True
+    # Exported files named by the user (import --file): these are the run's sources,
+    # instead of what discovery finds under the home.
+    files: tuple[NamedFile, ...] = ()
 
 
 #: What a run did with a source: read it (``imported``; ``empty`` when a new source held
@@ -166,10 +171,16 @@ class ImportResult:
             "index": None if self.index is None else self.index.to_json(),
             "peak_rss_bytes": self.peak_rss_bytes,
             "totals": self.totals(),
+            **(
+                {"guessed_formats": [{"path": p, "format": f} for p, f in self.plan.guesses]}
+                if self.plan.guesses
+                else {}
+            ),
             "sources": [
                 {
                     "provider": s.planned.provider,
                     "path": str(s.planned.path),
+                    "format": s.planned.source.format if s.planned.source else None,
                     "continuity": s.planned.continuity,
                     "status": s.status,
                     "records": s.records,
@@ -187,17 +198,28 @@ class ImportResult:
 
 def plan_import(options: ImportOptions) -> Plan:
     """The plan an import would execute, without writing anything."""
-    specs = select_providers(options.providers)
     checkpoints = {}
     if options.catalog.is_file():
         with open_for_read(options.catalog, wait=options.wait) as con:
             checkpoints = load_checkpoints(con, options.workspace)
+    return _plan(options, checkpoints)
+
+
+def _plan(options: ImportOptions, checkpoints: Mapping[str, Checkpoint]) -> Plan:
+    """The named files' plan, or discovery's under the home."""
+    if options.files:
+        return plan_files(
+            checkpoints,
+            workspace=options.workspace,
+            files=options.files,
+            restart_refused=options.restart_drifted,
+        )
     return make_plan(
         checkpoints,
         workspace=options.workspace,
         home=options.home,
         env=options.env,
-        providers=specs,
+        providers=select_providers(options.providers),
         restart_refused=options.restart_drifted,
     )
 
@@ -211,19 +233,11 @@ def run_import(options: ImportOptions, reporter: Reporter | None = None) -> Impo
 def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResult:
     reporter = reporter or NullReporter()
     started = time.perf_counter()
-    specs = select_providers(options.providers)
     memory_warning = check_memory_limit(options.memory_limit)
     duckdb_limit, limits = memory_budget(options.memory_limit, options.limits)
     with open_for_write(options.catalog, wait=options.wait, memory_limit=duckdb_limit) as con:
         writer = CatalogWriter(con, options.workspace, faults=options.faults)
-        plan = make_plan(
-            load_checkpoints(con, options.workspace),
-            workspace=options.workspace,
-            home=options.home,
-            env=options.env,
-            providers=specs,
-            restart_refused=options.restart_drifted,
-        )
+        plan = _plan(options, load_checkpoints(con, options.workspace))
         reporter.planned(plan)
         import_id = writer.begin_import()
         # Overlapped commits run on one DuckDB thread: the import's own threads (reading,
@@ -311,7 +325,9 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
             committer.close()
         fresh = record_refusals(
             con, options.workspace, import_id, [refusal_of(s) for s in result.refused],
-            providers=[spec.id for spec in specs], complete=not result.budget_spent,
+            # A run of named files planned no provider's whole set of sources.
+            providers=[] if options.files else [s.id for s in select_providers(options.providers)],
+            complete=not result.budget_spent,
         )  # fmt: skip
         for s in result.refused:
             s.new_refusal = s.planned.source_id in fresh

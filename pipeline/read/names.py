@@ -19,26 +19,46 @@ _CANDIDATES: Final = 5  # an ambiguous prefix lists at most this many sessions
 
 
 def providers_json(home: Path, env: Mapping[str, str]) -> dict[str, Any]:
-    """The provider registry as ``agentlake providers --json`` prints it: each provider's
-    names, environment overrides, roots under ``home``, formats, capabilities, and the
-    fixtures and tests that prove it."""
+    """The provider registry as ``agentlake providers --json`` prints it (the conformance
+    matrix): each provider's names, support state (native store, exports, or both),
+    environment overrides, roots under ``home``, formats, capabilities and their
+    exceptions, the modules documenting its formats, and the fixtures and tests that
+    prove it."""
     from agentlake.extract.providers import REGISTRY
 
     rows = [
         {
             "id": p.id,
             "aliases": list(p.aliases),
+            "support": p.support,
             "env": list(p.env_overrides),
             "roots": [str(r.path) for r in p.roots(home, env)],
-            "formats": [{"name": f.name, "position_kind": f.position_kind} for f in p.formats],
+            "formats": [
+                {"name": f.name, "position_kind": f.position_kind, "origin": f.origin}
+                for f in p.formats
+            ],
             "capabilities": sorted(p.capabilities),
+            "exceptions": list(p.exceptions),
             "adapter_version": p.adapter_version,
+            "docs": list(p.docs),
             "fixtures": list(p.fixtures),
             "tests": list(p.tests),
         }
         for p in REGISTRY
     ]
     return {"providers": rows}
+
+
+MATRIX_FILE: Final = "providers.json"
+
+
+def matrix_text() -> str:
+    """The conformance matrix as checked in (:data:`MATRIX_FILE`): the registry with
+    roots under ``~`` and no environment overrides set, so it reads the same on every
+    machine. A test fails when the file is stale (``make matrix`` writes it)."""
+    import json
+
+    return json.dumps(providers_json(Path("~"), {}), indent=2) + "\n"
 
 
 def provider_id(name: str) -> str:

@@ -27,13 +27,13 @@ CREATE OR REPLACE TEMP TABLE usage_candidates AS
 SELECT call_id, provider, session_id, message_id, request_id, coalesce(is_sidechain, false) AS is_sidechain,
        ts, model, input_tokens, cache_write_tokens, cache_write_1h_tokens, cache_read_tokens,
        output_tokens, reasoning_tokens, total_tokens, merge_rank, native_id, source_id, source_offset, $import_id AS import_id,
-       false AS existing
+       coalesce(per_session, false) AS per_session, false AS existing
 FROM batch_usage
 UNION ALL BY NAME
 SELECT u.call_id, u.provider, u.session_id, u.message_id, u.request_id, u.is_sidechain, u.ts, u.model,
        u.input_tokens, u.cache_write_tokens, u.cache_write_1h_tokens, u.cache_read_tokens,
        u.output_tokens, u.reasoning_tokens, u.total_tokens, u.merge_rank, u.native_id, u.source_id, u.source_offset, u.import_id,
-       true AS existing
+       u.per_session, true AS existing
 FROM usage u
 WHERE u.workspace = $workspace AND u.rowid IN (SELECT row_id FROM usage_matches);
 
@@ -71,7 +71,8 @@ WHERE u.workspace = $workspace
 INSERT INTO usage
 SELECT call_id, $workspace, provider, session_id, message_id, request_id, is_sidechain, ts, model,
        input_tokens, cache_write_tokens, cache_write_1h_tokens, cache_read_tokens, output_tokens,
-       reasoning_tokens, total_tokens, source_id, source_offset, import_id, merge_rank, native_id
+       reasoning_tokens, total_tokens, source_id, source_offset, import_id, merge_rank, native_id,
+       per_session
 FROM usage_winners WHERE NOT existing;
 
 -- Session token totals follow the winners: + calls inserted, − existing calls removed.

@@ -102,7 +102,7 @@ def _utc(column: str) -> str:
 
 def test_registry_row() -> None:
     assert resolve("cursor-agent") is SPEC
-    assert SPEC.capabilities == {"discover", "stream", "enrich", "tokens"}
+    assert SPEC.capabilities == {"discover", "stream", "enrich", "tokens", "subagents"}
     assert SPEC.adapter_version == cursor.ADAPTER_VERSION == "1.0"
     assert {(f.name, f.position_kind) for f in SPEC.formats} == {
         ("cursor-transcript", "byte-offset"),

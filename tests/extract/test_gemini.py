@@ -119,7 +119,7 @@ def test_registry_row() -> None:
         ("gemini-json", "document"),
         ("gemini-jsonl", "byte-offset"),
     }
-    assert SPEC.capabilities == {"discover", "stream", "tokens"}
+    assert SPEC.capabilities == {"discover", "stream", "tokens", "subagents"}
     assert SPEC.fixtures == ("fixtures/gemini",)
     assert [r.path for r in SPEC.roots(Path("/h"), {})] == [Path("/h/.gemini/tmp")]
 

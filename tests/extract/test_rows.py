@@ -48,7 +48,8 @@ def test_every_value_lands_in_its_own_column() -> None:
     sink.event("s", "n", 3, "2026-01-02T03:04:05Z", "tool_use", "assistant", "text", 77,
                model="m", tool_name="Bash", tool_call_id="c", tool_input="{}", is_error=True,
                is_sidechain=True)  # fmt: skip
-    sink.usage("s", "msg", "req", "n", "ts", "m", 1, 2, 3, 4, 5, 6, True, 77, rank=9)
+    sink.usage("s", "msg", "req", "n", "ts", "m", 1, 2, 3, 4, 5, 6, True, 77, rank=9,
+               per_session=True)  # fmt: skip
     sink.session("s", project_path="/p", cli_version="1.0", title="t", title_rank=2)
     built = sink.build()
     assert built.events.to_pylist() == [
@@ -61,7 +62,8 @@ def test_every_value_lands_in_its_own_column() -> None:
         {"session_id": "s", "message_id": "msg", "request_id": "req", "native_id": "n",
          "ts": "ts", "model": "m", "input_tokens": 1, "cache_write_tokens": 2,
          "cache_write_1h_tokens": 3, "cache_read_tokens": 4, "output_tokens": 5,
-         "reasoning_tokens": 6, "is_sidechain": True, "source_offset": 77, "rank": 9}
+         "reasoning_tokens": 6, "is_sidechain": True, "source_offset": 77, "rank": 9,
+         "per_session": True}
     ]  # fmt: skip
     session = built.sessions.to_pylist()
     assert len(session) == 1

@@ -598,6 +598,41 @@ def test_commit_writes_data_and_checkpoint_together(tmp_path: Path) -> None:
         assert con.execute("SELECT docs FROM search_state").fetchone() == (2,)
 
 
+def _snapshot(totals: tuple[int, int], rank: int, offset: int) -> RowSink:
+    """One session's cumulative totals for one model, as an agent without per-call
+    counts writes them (a later snapshot of the same session grows)."""
+    sink = RowSink()
+    sink.usage("s1", "session-total:gpt-5", None, "session-total:gpt-5",
+               "2025-03-01T10:00:05Z", "gpt-5", totals[0], 0, 0, 0, totals[1], 0, False,
+               offset, rank=rank, per_session=True)  # fmt: skip
+    sink.session("s1", project_path="/work/demo")
+    return sink
+
+
+def test_a_later_session_snapshot_replaces_the_earlier_one(tmp_path: Path) -> None:
+    """Rows of session granularity are flagged, and a later, larger snapshot of the same
+    session and model replaces the earlier one instead of adding to it, in the same
+    commit as across commits."""
+    src = _source(tmp_path)
+    with open_for_write(tmp_path / "c.duckdb") as con:
+        writer = CatalogWriter(con, "default")
+        first = _snapshot((100, 10), rank=1, offset=0).build()
+        rows = transform_batch(first, provider="copilot", source_id=src.source_id)
+        writer.commit(writer.begin_import(), [Piece(_state(src, 5), [], 1)], [rows])
+        later = _snapshot((300, 40), rank=2, offset=9).build()
+        rows = transform_batch(later, provider="copilot", source_id=src.source_id)
+        writer.commit(writer.begin_import(), [Piece(_state(src, 12), [], 1)], [rows])
+        assert con.execute(
+            "SELECT input_tokens, output_tokens, per_session FROM usage"
+        ).fetchall() == [(300, 40, True)]
+        assert con.execute("SELECT total_tokens FROM sessions").fetchall() == [(340,)]
+        calls = transform_batch(_batch().build(), provider="claude", source_id=src.source_id)
+        writer.commit(writer.begin_import(), [Piece(_state(src, 20), [], 1)], [calls])
+        assert con.execute(
+            "SELECT provider, per_session FROM usage ORDER BY provider"
+        ).fetchall() == [("claude", False), ("copilot", True)]
+
+
 def test_only_sessions_the_catalog_holds_are_probed_for_known_events(tmp_path: Path) -> None:
     """A commit looks for its events in the catalog only within the sessions the catalog
     already holds: an event seen before in such a session is not inserted again, and a

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from agentlake.extract.providers import REGISTRY
 from fixtures.synth import generate_claude_home
 from tests.conftest import REPO, CliRunner, cli_env
 
@@ -247,14 +248,24 @@ def test_providers_prints_the_conformance_matrix(cli: CliRunner) -> None:
     proc = cli("providers", "--json")
     assert proc.returncode == 0, proc.stderr
     rows = {r["id"]: r for r in json.loads(proc.stdout)["providers"]}
-    assert set(rows) == {"claude-code", "codex", "gemini-cli", "cursor"}
+    assert list(rows) == [spec.id for spec in REGISTRY]
+    assert {"claude-code", "codex", "gemini-cli", "cursor"} <= set(rows)
     for row in rows.values():
-        assert row["formats"] and row["roots"] and row["adapter_version"]
+        assert row["formats"] and row["roots"] and row["adapter_version"] and row["docs"]
+        assert row["support"] in ("native", "export", "both")
         assert "tests/test_contract.py" in row["tests"]
-        for path in [*row["fixtures"], *row["tests"]]:
+        for path in [*row["fixtures"], *row["tests"], *row["docs"]]:
             assert (REPO / path).exists(), path
     kinds = {f["position_kind"] for r in rows.values() for f in r["formats"]}
     assert kinds == {"byte-offset", "document", "sqlite"}
+
+
+def test_the_checked_in_conformance_matrix_is_the_registrys() -> None:
+    """providers.json is generated from the registry; change one, regenerate the other
+    with `make matrix`."""
+    from agentlake.read.names import MATRIX_FILE, matrix_text
+
+    assert (REPO / MATRIX_FILE).read_text() == matrix_text(), "stale: run 'make matrix'"
 
 
 def test_a_failed_run_leaves_a_failed_receipt_and_its_committed_batches(

@@ -112,6 +112,7 @@ def render_providers(
     grid = Grid(
         Column("id", "label"),
         *((Column("aliases", "label"),) if wide else ()),
+        Column("support", "label"),
         Column("formats", "label"),
         Column("capabilities", "label", drop=2),
         Column("adapter", "label"),
@@ -123,10 +124,14 @@ def render_providers(
         aliases = "\n".join(p.aliases) or "—"
         grid.add_row(
             *((p.id, aliases) if wide else ("\n".join([p.id, *(f"  {a}" for a in p.aliases)]),)),
+            p.support,
             "\n".join(f"{f.name} ({f.position_kind})" for f in p.formats),
             "\n".join(sorted(p.capabilities)),
             p.adapter_version,
             "\n".join(str(r.path) for r in p.roots(home, env)),
-            "\n".join(p.fixtures + p.tests),
+            "\n".join(p.fixtures + p.tests + p.docs),
         )
     grid.show(console)
+    for p in registry:
+        for exception in p.exceptions:
+            console.print(f"{p.id}: {exception}", highlight=False)
