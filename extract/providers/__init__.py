@@ -255,6 +255,14 @@ REGISTRY: tuple[ProviderSpec, ...] = (
             FormatSpec(
                 opencode.DB_FORMAT, "sqlite", opencode.owns_database, opencode.DATABASE_ADAPTER
             ),
+            FormatSpec(
+                opencode.EXPORT_FORMAT,
+                "document",
+                opencode.never,
+                opencode.EXPORT_ADAPTER,
+                origin="export",
+                sniff=opencode.sniff_export,
+            ),
         ),
         capabilities=frozenset({"discover", "tokens", "subagents"}),
         adapter_version=opencode.ADAPTER_VERSION,

@@ -10,7 +10,10 @@ Field-level format: provider-formats-more §4. Two stores hold the same records:
   a ``sqlite`` source opened read-only: tables ``session`` (columns), ``message`` and
   ``part`` (the record as JSON in ``data``, ids in columns).
 
-OpenCode migrates the tree into the database and may leave both behind; both map through
+A third copy is the JSON document ``opencode export <sessionID>`` writes, read from files
+the user names (``import --file``, format ``opencode-export``).
+
+OpenCode migrates the tree into the database and may leave both behind; all map through
 :mod:`.opencode_records`, so a session in both is one session and each call is counted
 once (the token rule is in that module's docstring).
 
@@ -400,7 +403,75 @@ def _emit_session_row(sink: RowSink, info: dict[str, Any]) -> None:
         return
 
 
+# --------------------------------------------------------------------------- exports
+
+EXPORT_FORMAT: Final = "opencode-export"
+#: Majors of AIWG's optional ``schemaVersion`` on an export this adapter knows.
+KNOWN_EXPORT_MAJORS: Final = frozenset({1})
+_EXPORT_HEAD: Final = re.compile(rb'^\s*\{\s*"(?:info|schemaVersion)"\s*:')
+
+
+def never(rel: RelParts) -> bool:
+    """Never: exports are named by the user (``import --file``), not discovered."""
+    return False
+
+
+def sniff_export(head: bytes) -> bool:
+    """Whether a file starting with ``head`` is ``opencode export`` output: a JSON object
+    opening with ``info`` (or AIWG's ``schemaVersion``) that holds ``messages``."""
+    return bool(_EXPORT_HEAD.match(head)) and b'"messages"' in head and b'"sessionID"' in head
+
+
+class OpenCodeExportAdapter:
+    """Maps the JSON document ``opencode export <sessionID>`` writes (OpenCode 1.x):
+    ``{info, messages: [{info, parts}], todos?}`` — the same session, message and part
+    records as the stores, so a session both exported and in a store is one session and
+    its calls count once. AIWG's additions (``schemaVersion``, ``sanitized``, …) are read
+    where they matter (the version) and otherwise ignored; so are ``todos``. A message
+    or part the stores would reject makes the whole export a reject (one document)."""
+
+    def locate(self, source: SourceFile) -> SourceContext:
+        """The session is named inside the document."""
+        return SourceContext(source, source.path.stem)
+
+    def map_document(self, document: Any, ctx: SourceContext, sink: RowSink) -> int:
+        """The session's metadata, events and calls; returns the number of records."""
+        if type(document) is not dict:
+            raise InvalidRecord("not an OpenCode export (not an object)")
+        _check_export_version(document.get("schemaVersion"))
+        info, messages = document.get("info"), document.get("messages")
+        if type(info) is not dict or type(messages) is not list:
+            raise InvalidRecord("not an OpenCode export ({info, messages})")
+        sid = ctx.session_id = emit_session(sink, info)
+        records = 1
+        for entry in messages:
+            if type(entry) is not dict or type(entry.get("parts", [])) is not list:
+                raise InvalidRecord("an export message is not {info, parts}")
+            message = entry.get("info")
+            if type(message) is not dict:
+                raise InvalidRecord("an export message has no 'info' object")
+            mid = record_id(message, "message")
+            meta = emit_message(sink, sid, message, "export")
+            for part in entry.get("parts", []):
+                emit_part(sink, sid, mid, part, meta, "export")
+            records += 1 + len(entry.get("parts", []))
+        return records
+
+
+def _check_export_version(value: Any) -> None:
+    if value is None:
+        return
+    major = value if type(value) is int else None
+    if type(value) is str and (match := re.match(r"^\s*v?(\d{1,6})(?:\.|$)", value)):
+        major = int(match[1])
+    if major is None:
+        raise InvalidRecord("'schemaVersion' is neither a number nor a version string")
+    if major not in KNOWN_EXPORT_MAJORS:
+        raise FormatDrift(f"OpenCode export schemaVersion {str(value)[:40]!r} is unknown")
+
+
 SESSION_ADAPTER: Final = OpenCodeSessionAdapter()
 MESSAGE_ADAPTER: Final = OpenCodeMessageAdapter()
 PART_ADAPTER: Final = OpenCodePartAdapter()
 DATABASE_ADAPTER: Final = OpenCodeDatabaseAdapter()
+EXPORT_ADAPTER: Final = OpenCodeExportAdapter()

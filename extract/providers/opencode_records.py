@@ -32,7 +32,7 @@ from ..schema import BlockType
 from ..values import json_text, token_count
 from .cursor_fields import instant
 
-Origin = Literal["tree", "db"]
+Origin = Literal["export", "tree", "db"]
 #: The part types OpenCode writes (``MessageV2.Part``); any other is rejected.
 PartType = Literal[
     "text", "reasoning", "tool", "file", "step-start", "step-finish", "snapshot", "patch",
@@ -40,8 +40,9 @@ PartType = Literal[
 ]  # fmt: skip
 PART_TYPES: Final[tuple[str, ...]] = get_args(PartType)
 #: Rank of a copy by where it was read: OpenCode migrates the tree into the database and
-#: writes only the database from then on, so the database copy is the newer one.
-_ORIGIN_RANK: Final[Mapping[Origin, int]] = {"tree": 1, "db": 2}
+#: writes only the database from then on, so the database copy is the newer one; an
+#: export is a snapshot the stores may have outgrown.
+_ORIGIN_RANK: Final[Mapping[Origin, int]] = {"export": 0, "tree": 1, "db": 2}
 _COMPLETED_RANK: Final = 10
 
 #: Majors of the OpenCode version a session records (``version``) this adapter knows.

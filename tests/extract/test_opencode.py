@@ -32,6 +32,7 @@ from agentlake.extract.providers.opencode_records import (
     part_instant,
 )
 from agentlake.extract.rows import RowSink
+from agentlake.ingest.files import NamedFile, guess_format
 from agentlake.ingest.plan import make_plan
 from agentlake.ingest.run import ImportOptions, ImportResult, run_import
 from tests.conftest import CONFORMANCE, FIXTURES
@@ -581,6 +582,78 @@ def test_a_message_file_outside_the_root_is_never_read(tmp_path: Path) -> None:
     # its parts do not learn its role from the file outside: their prose is not a prompt
     query = "SELECT count(*) FROM events WHERE text = 'Why is the cache stale after a deploy?'"
     assert _rows(catalog, query + " AND kind = 'system'") == [(1,)]
+
+
+# --------------------------------------------------------------------------- exports
+
+
+def _export(storage: Path, sid: str) -> dict[str, Any]:
+    """What ``opencode export <sid>`` writes for a session of a storage tree."""
+    info = json.loads(next(storage.glob(f"session/*/{sid}.json")).read_text())
+    messages = []
+    for path in sorted((storage / "message" / sid).glob("*.json")):
+        message = json.loads(path.read_text())
+        parts = [
+            json.loads(p.read_text()) for p in sorted((storage / "part" / path.stem).glob("*.json"))
+        ]
+        messages.append(
+            {"info": message, "parts": [p for p in parts if p["type"] != "future-block"]}
+        )
+    return {"info": info, "messages": messages, "todos": []}
+
+
+def _import_files(paths: list[Path], catalog: Path, fmt: str | None = None) -> ImportResult:
+    files = tuple(NamedFile(p, fmt) for p in paths)
+    return run_import(
+        ImportOptions(catalog=catalog, workspace="default", home=catalog.parent, env={},
+                      build_index=False, files=files)
+    )  # fmt: skip
+
+
+def test_an_export_is_the_same_session_as_the_store(tmp_path: Path) -> None:
+    storage = HERE / "contract_all_record_types" / DATA / "storage"
+    exported = tmp_path / "session.json"
+    exported.write_text(json.dumps(_export(storage, PARENT), indent=2))
+    assert guess_format(exported)[1].name == opencode.EXPORT_FORMAT
+    catalog = tmp_path / "export.duckdb"
+    assert _import_files([exported], catalog).exit_code == 0
+    tree = tmp_path / "tree.duckdb"
+    _import(_home(tmp_path), tree)
+    parent_only = [c for c in _calls(tree) if c[1] == PARENT]
+    assert _calls(catalog) == parent_only
+    assert _events(catalog) == [e for e in _events(tree) if e[1] == PARENT]
+    # imported into the store's catalog, it adds nothing
+    before = (_calls(tree), _events(tree))
+    assert _import_files([exported], tree).exit_code == 0
+    assert (_calls(tree), _events(tree)) == before
+
+
+def test_export_of_an_unknown_schema_major_is_drift(tmp_path: Path) -> None:
+    exported = tmp_path / "future.json"
+    exported.write_text(json.dumps({"schemaVersion": "2.0.0", "info": {"id": "ses_x"},
+                                    "messages": []}))  # fmt: skip
+    result = _import_files([exported], tmp_path / "c.duckdb", opencode.EXPORT_FORMAT)
+    assert [s.code for s in result.refused] == ["SCHEMA_DRIFT"]
+
+
+def test_a_file_that_is_not_an_export_is_rejected(tmp_path: Path) -> None:
+    exported = tmp_path / "other.json"
+    exported.write_text(json.dumps({"messages": [], "sessionID": "x"}))
+    catalog = tmp_path / "c.duckdb"
+    assert _import_files([exported], catalog, opencode.EXPORT_FORMAT).exit_code == 0
+    assert _rows(catalog, "SELECT reason FROM rejects") == [("INVALID_RECORD",)]
+
+
+AIWG_OPENCODE = (
+    CONFORMANCE / "jmagly__ai-writing-guide" / "test" / "fixtures" / "sessions" / "opencode"
+)
+
+
+@pytest.mark.skipif(not AIWG_OPENCODE.is_dir(), reason="conformance data not present")
+def test_conformance_export_of_an_unknown_major(tmp_path: Path) -> None:
+    result = _import_files([AIWG_OPENCODE / "unknown-major.json"], tmp_path / "c.duckdb",
+                           opencode.EXPORT_FORMAT)  # fmt: skip
+    assert [s.code for s in result.refused] == ["SCHEMA_DRIFT"]
 
 
 # --------------------------------------------------------------------------- conformance
