@@ -47,6 +47,13 @@ class DuplicateRecord(InvalidRecord):
     reason: ClassVar[RejectReason] = "DUPLICATE_ID"
 
 
+class UnknownRecord(ValueError):
+    """A record of a shape the adapter does not know, with the reason it is not mapped
+    (rejected as ``UNKNOWN_RECORD`` with that reason, not fatal): e.g. a line of another
+    tool's format found among the provider's files. Returning ``"unknown"`` is the same
+    without a reason of the adapter's own."""
+
+
 class FormatDrift(ValueError):
     """The input declares a major format version the adapter does not know."""
 
@@ -82,7 +89,8 @@ class LineAdapter(Protocol):
     ) -> RecordOutcome:
         """Map one parsed record (at byte ``offset``) to rows in ``sink``.
 
-        Raises :class:`InvalidRecord` for a known record with impossible field types and
+        Raises :class:`InvalidRecord` for a known record with impossible field types,
+        :class:`UnknownRecord` for an unknown one whose reason it can name and
         :class:`FormatDrift` for an unknown major format version.
         """
         ...

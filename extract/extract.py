@@ -25,6 +25,7 @@ from .adapter import (
     LineAdapter,
     NotThisFormat,
     SourceContext,
+    UnknownRecord,
 )
 from .digests import bytes_digest
 from .jsonl import LineBatch, RecordLimits, Reject, parse_line, read_lines
@@ -264,6 +265,9 @@ def _map_chunk(
         except InvalidRecord as exc:
             new_rejects.append(Reject(offset, length, exc.reason, str(exc)[:200]))
             outcome = "invalid"
+        except UnknownRecord as exc:
+            new_rejects.append(Reject(offset, length, "UNKNOWN_RECORD", str(exc)[:200]))
+            outcome = "unknown"
         else:
             if outcome == "unknown":
                 new_rejects.append(_unknown(record, offset, length))

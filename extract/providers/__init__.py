@@ -17,8 +17,12 @@ from . import (
     claude,
     codex,
     codex_index,
+    copilot,
+    copilot_vscode,
     cursor,
     cursor_state,
+    factory,
+    factory_settings,
     gemini,
     generic,
     openclaw,
@@ -177,6 +181,70 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         exceptions=(
             "cursor-state: a composer store read whole when it changes; its token counts "
             "are per bubble",
+        ),
+    ),
+    ProviderSpec(
+        id=copilot.PROVIDER_ID,
+        aliases=("github-copilot", "copilot-cli"),
+        env_overrides=("COPILOT_HOME",),
+        roots=copilot.roots,
+        formats=(
+            FormatSpec(
+                copilot.CLI_FORMAT, "byte-offset", copilot.owns_events, copilot.CopilotCliAdapter()
+            ),
+            FormatSpec(
+                copilot.VSCODE_FORMAT,
+                "document",
+                copilot_vscode.owns_session,
+                copilot_vscode.CHAT_ADAPTER,
+            ),
+        ),
+        # No "subagents": Copilot CLI sub-agents run inline in their parent's file.
+        capabilities=frozenset({"discover", "stream", "tokens"}),
+        adapter_version=copilot.ADAPTER_VERSION,
+        fixtures=("fixtures/copilot",),
+        tests=("tests/test_contract.py", "tests/extract/test_copilot.py"),
+        exceptions=(
+            "copilot-cli-events: tokens are the cumulative totals per session and model of "
+            "the latest shutdown, not per call",
+            "copilot-vscode-chat: chat documents are re-read whole when they change and "
+            "record no tokens",
+        ),
+    ),
+    ProviderSpec(
+        id=factory.PROVIDER_ID,
+        aliases=("droid", "factory-droid"),
+        env_overrides=factory.ENV_OVERRIDES,  # peers' conventions (ccusage, codeburn)
+        roots=factory.roots,
+        formats=(
+            FormatSpec(
+                factory.SESSION_FORMAT,
+                "byte-offset",
+                factory.owns_session,
+                factory.DroidSessionAdapter(),
+            ),
+            FormatSpec(
+                factory.PROJECT_FORMAT,
+                "byte-offset",
+                factory.owns_project,
+                factory.DroidSessionAdapter(),
+            ),
+            FormatSpec(
+                factory.SETTINGS_FORMAT,
+                "document",
+                factory.owns_settings,
+                factory_settings.DroidSettingsAdapter(),
+            ),
+        ),
+        capabilities=frozenset({"discover", "stream", "tokens"}),
+        adapter_version=factory.ADAPTER_VERSION,
+        fixtures=("fixtures/factory",),
+        tests=("tests/test_contract.py", "tests/extract/test_factory.py"),
+        exceptions=(
+            "factory-settings: a session's cumulative token totals, re-read whole when "
+            "rewritten; one session-granularity row per session, no per-call counts",
+            "factory-project: which Droid versions write it is unknown; records are "
+            "sniffed and other formats' lines rejected with their reason",
         ),
     ),
     ProviderSpec(

@@ -2,8 +2,13 @@
 -- (or a changed document is re-read whole); `search_withdraw` (over `gone_events`)
 -- and `recompute_sessions` run next.
 -- Parameters: $workspace, $source_id
+-- A source's sessions are those of its events and of its calls: a document may hold
+-- calls alone (Droid's settings totals), whose sessions' token totals must follow.
 CREATE OR REPLACE TEMP TABLE touched AS
 SELECT DISTINCT provider, session_id FROM events
+WHERE workspace = $workspace AND source_id = $source_id
+UNION
+SELECT DISTINCT provider, session_id FROM usage
 WHERE workspace = $workspace AND source_id = $source_id;
 
 CREATE OR REPLACE TEMP TABLE gone_events AS

@@ -120,12 +120,13 @@ def render_providers(
         Column("proved by", "name", wrap=True, drop=1),
         title="providers",
     )
+    sep = " " if wide else "\n  "  # below 120 columns each format's kind goes under it
     for p in registry:
         aliases = "\n".join(p.aliases) or "—"
         grid.add_row(
             *((p.id, aliases) if wide else ("\n".join([p.id, *(f"  {a}" for a in p.aliases)]),)),
             p.support,
-            "\n".join(f"{f.name} ({f.position_kind})" for f in p.formats),
+            "\n".join(f"{f.name}{sep}({f.position_kind})" for f in p.formats),
             "\n".join(sorted(p.capabilities)),
             p.adapter_version,
             "\n".join(str(r.path) for r in p.roots(home, env)),
