@@ -27,6 +27,8 @@ from . import (
     generic,
     openclaw,
     openclaw_store,
+    openhuman,
+    openhuman_export,
 )
 
 # discover: found under the home with no effort; stream: read incrementally (byte
@@ -298,6 +300,39 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         exceptions=(
             "tokens: only where the exporter writes extensions.usage (agentlake's reading; "
             "the format defines no token fields)",
+        ),
+    ),
+    ProviderSpec(
+        id=openhuman.PROVIDER,
+        aliases=("tinyhumans",),
+        env_overrides=(openhuman.ENV,),
+        roots=openhuman.roots,
+        formats=(
+            FormatSpec(
+                openhuman.NATIVE_FORMAT,
+                "document",
+                openhuman.owns,
+                openhuman.SessionRawAdapter(),
+            ),
+            FormatSpec(
+                openhuman_export.FORMAT,
+                "byte-offset",
+                openhuman_export.owns,
+                openhuman_export.EnrichedExportAdapter(),
+                origin="export",
+                sniff=openhuman_export.sniff,
+            ),
+        ),
+        capabilities=frozenset({"discover", "tokens", "subagents"}),
+        adapter_version=openhuman.ADAPTER_VERSION,
+        fixtures=("fixtures/openhuman",),
+        tests=("tests/test_contract.py", "tests/extract/test_openhuman.py"),
+        exceptions=(
+            "openhuman-session-raw: transcripts are rewritten whole on every turn (earlier "
+            "messages may be dropped): re-read whole when they change, their rows replaced; "
+            "tokens are the session's cumulative totals, one session-granularity row",
+            "openhuman-enriched-jsonl: AIWG's wrapper, not written by OpenHuman; its token "
+            "counters are read as cumulative per session",
         ),
     ),
 )
