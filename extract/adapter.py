@@ -160,6 +160,8 @@ class FormatSpec:
     # Whether a file whose first bytes (up to 64 KiB) are these is in this format: how
     # ``import --file`` without ``--format`` tells an export's format from its content.
     sniff: Callable[[bytes], bool] | None = None
+    # Former names of an export format, still accepted by ``import --format``.
+    aliases: tuple[str, ...] = ()
 
     @property
     def module(self) -> str:

@@ -21,6 +21,7 @@ from . import (
     copilot_vscode,
     cursor,
     cursor_state,
+    devin_desktop,
     factory,
     factory_settings,
     gemini,
@@ -333,6 +334,38 @@ REGISTRY: tuple[ProviderSpec, ...] = (
             "tokens are the session's cumulative totals, one session-granularity row",
             "openhuman-enriched-jsonl: AIWG's wrapper, not written by OpenHuman; its token "
             "counters are read as cumulative per session",
+        ),
+    ),
+    ProviderSpec(
+        id=devin_desktop.PROVIDER,
+        aliases=("windsurf",),
+        env_overrides=(),
+        roots=devin_desktop.roots,
+        formats=(
+            FormatSpec(
+                devin_desktop.NATIVE_FORMAT,
+                "byte-offset",
+                devin_desktop.owns,
+                devin_desktop.HookTranscriptAdapter(),
+            ),
+            FormatSpec(
+                devin_desktop.EXPORT_FORMAT,
+                "byte-offset",
+                devin_desktop.owns_nothing,
+                devin_desktop.HookTranscriptAdapter(),
+                origin="export",
+                sniff=devin_desktop.sniff,
+                aliases=(devin_desktop.LEGACY_EXPORT_FORMAT,),
+            ),
+        ),
+        # No "tokens": the hook records none.
+        capabilities=frozenset({"discover", "stream"}),
+        adapter_version=devin_desktop.ADAPTER_VERSION,
+        fixtures=("fixtures/devin-desktop",),
+        tests=("tests/test_contract.py", "tests/extract/test_devin.py"),
+        exceptions=(
+            "discover: only the opt-in transcript hook's files; the Cascade history itself "
+            "is encrypted and not read",
         ),
     ),
 )

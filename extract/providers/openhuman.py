@@ -53,7 +53,7 @@ from ..adapter import FormatDrift, InvalidRecord, RecordOutcome, SourceContext, 
 from ..rows import RowSink
 from ..schema import BlockType
 from ..sources import RelParts, Root, SourceFile, rel_parts
-from ..values import token_count
+from ..values import token_count, version_major
 
 PROVIDER: Final = "openhuman"
 ADAPTER_VERSION: Final = "1.0"
@@ -128,18 +128,6 @@ def mtime_iso(source: SourceFile) -> str:
     )
 
 
-def major_of(value: Any) -> int | None:
-    """The major of a version written as an integer or ``"X[.Y[.Z]]"``; ``None`` if
-    it is neither."""
-    if type(value) is int:
-        return value
-    if type(value) is str:
-        head = value.split(".", 1)[0]
-        if head.isascii() and head.isdigit():
-            return int(head)
-    return None
-
-
 def _opt_str(value: Any, name: str) -> str | None:
     if value is None:
         return None
@@ -202,7 +190,7 @@ class SessionRawAdapter:
         if type(meta) is not dict:
             raise InvalidRecord("'_meta' is not an object")
         version = meta.get("schema_version", meta.get("version"))
-        if version is not None and major_of(version) not in KNOWN_MAJORS:
+        if version is not None and version_major(version) not in KNOWN_MAJORS:
             raise FormatDrift(f"OpenHuman transcript version {str(version)[:20]} is unknown")
         created = _opt_str(meta.get("created"), "created")
         updated = _opt_str(meta.get("updated"), "updated")
