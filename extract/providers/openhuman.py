@@ -150,9 +150,9 @@ class SessionRawAdapter:
     ) -> RecordOutcome:
         """The ``_meta`` header (first line only) or one message."""
         memo = ctx.memo
-        first = "lines" not in memo
+        first = "started" not in memo
         if first:
-            memo["lines"], memo["seen"] = 1, {}
+            memo["started"], memo["seen"] = 1, {}
             sink.session(ctx.session_id, parent_session_id=ctx.parent_session_id)
         if "_meta" in record:
             if not first:
