@@ -6,7 +6,11 @@ only says where a file's session is (``locate``) and maps what it is handed to r
 
 * :class:`LineAdapter` — one parsed JSONL record at a time (``byte-offset`` sources);
 * :class:`DocumentAdapter` — one parsed JSON document (``document`` sources, re-read
-  whole and replaced atomically when their content changes);
+  whole and replaced atomically when their content changes); a ``document`` format
+  whose adapter is a :class:`LineAdapter` is a JSONL file its agent rewrites in place
+  (not append-only): it too is re-read whole when it changes, one record at a time,
+  with the same per-line rejects as a byte-offset source, and nothing of it is written
+  when a line declares an unknown major version;
 * :class:`DatabaseAdapter` — a read-only SQLite connection (``sqlite`` sources).
 
 ``SourceContext.memo`` is the adapter's state for one source. It must stay
@@ -19,7 +23,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from .rows import RowSink
 from .schema import RejectReason
@@ -96,6 +100,16 @@ class LineAdapter(Protocol):
         ...
 
 
+@runtime_checkable
+class DocumentEnd(Protocol):
+    """A :class:`LineAdapter` of a JSONL document that emits rows once the whole file is
+    mapped (e.g. a header's totals that need a fact of a later line)."""
+
+    def end_document(self, ctx: SourceContext, sink: RowSink) -> None:
+        """Emit what the file's records, all mapped, imply."""
+        ...
+
+
 class DocumentAdapter(Protocol):
     """Maps a whole JSON document."""
 
@@ -146,6 +160,8 @@ class FormatSpec:
     # Whether a file whose first bytes (up to 64 KiB) are these is in this format: how
     # ``import --file`` without ``--format`` tells an export's format from its content.
     sniff: Callable[[bytes], bool] | None = None
+    # Former names of an export format, still accepted by ``import --format``.
+    aliases: tuple[str, ...] = ()
 
     @property
     def module(self) -> str:

@@ -20,6 +20,7 @@ from agentlake.errors import REMEDIES, SourceError, SourceErrorCode
 from .adapter import (
     DatabaseAdapter,
     DocumentAdapter,
+    DocumentEnd,
     FormatDrift,
     InvalidRecord,
     LineAdapter,
@@ -28,7 +29,7 @@ from .adapter import (
     UnknownRecord,
 )
 from .digests import bytes_digest
-from .jsonl import LineBatch, RecordLimits, Reject, parse_line, read_lines
+from .jsonl import LineBatch, RecordLimits, Reject, parse_line, read_lines, take_lines
 from .providers import ProviderSpec
 from .rows import RawTables, RowSink
 from .sources import NotARegularFile, SourceFile, open_regular
@@ -103,6 +104,8 @@ def extract_source(
             yield from _extract_lines(
                 cast(LineAdapter, fmt.adapter), ctx, source, start, stop, limits
             )
+        elif source.position_kind == "document" and hasattr(fmt.adapter, "map_record"):
+            yield from _extract_line_document(cast(LineAdapter, fmt.adapter), ctx, source, limits)
         elif source.position_kind == "document":
             yield from _extract_document(cast(DocumentAdapter, fmt.adapter), ctx, source, limits)
         else:
@@ -206,6 +209,36 @@ def _extract_document(
             rejects.append(Reject(0, len(data), "INVALID_RECORD", str(exc)[:200]))
             outcomes["invalid"] += 1
     yield _whole(source, sink, ctx, outcomes, rejects, digest)
+
+
+def _extract_line_document(
+    adapter: LineAdapter, ctx: SourceContext, source: SourceFile, limits: ExtractLimits
+) -> Iterator[ExtractBatch]:
+    """A JSONL file rewritten in place, read whole in one batch (keyed by its content
+    digest, like a JSON document): each line is mapped and classified as in a byte-offset
+    source. A last line without a newline is part of the document (the file is written
+    whole). A line declaring an unknown major version refuses the whole file."""
+    size = source.size
+    if size > limits.max_document_bytes:
+        detail = f"document of {size} bytes exceeds {limits.max_document_bytes}"
+        rejects = [Reject(0, size, "OVERSIZED", detail)]
+        yield _whole(source, RowSink(), ctx, Counter[str](), rejects)
+        return
+    with open_regular(source.path) as fh:
+        data = fh.read(size)
+    lines = LineBatch(limits=limits.record)
+    pieces = data.split(b"\n")
+    if not pieces[-1]:
+        pieces.pop()  # the text after the last newline: nothing
+    take_lines(pieces, 0, lines)
+    batch, drift = _map_chunk(adapter, ctx, source, lines)
+    if drift is not None:
+        raise drift  # nothing of the document is written
+    if isinstance(adapter, DocumentEnd):
+        adapter.end_document(ctx, batch.rows)
+        batch.state = orjson.dumps(ctx.memo).decode()
+    batch.end_offset, batch.digest = len(data), bytes_digest(data)
+    yield batch
 
 
 def _extract_database(

@@ -225,7 +225,7 @@ def read_lines(
                     break
                 end = min(len(lines), first + batch_lines - batch.lines)
                 todo = lines if first == 0 and end == len(lines) else lines[first:end]
-                line_start = _take_lines(todo, line_start, batch)
+                line_start = take_lines(todo, line_start, batch)
                 first = end
             if tail:
                 if len(tail) >= max_len:
@@ -237,7 +237,7 @@ def read_lines(
         yield batch
 
 
-def _take_lines(lines: list[bytes], offset: int, batch: LineBatch) -> int:
+def take_lines(lines: list[bytes], offset: int, batch: LineBatch) -> int:
     """Add ``lines`` (without their newlines; the first starts at file offset ``offset``)
     to ``batch``, rejecting those over the size limit and skipping blank ones, and
     return the offset just after the last one."""

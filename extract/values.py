@@ -31,3 +31,15 @@ def token_count(value: Any) -> int:
 def json_text(value: Any) -> str:
     """``value`` as compact JSON text (how tool inputs are stored)."""
     return orjson.dumps(value).decode()
+
+
+def version_major(value: Any) -> int | None:
+    """The major of a version written as an integer or ``"X[.Y[.Z]]"``; ``None`` if
+    it is neither."""
+    if type(value) is int:
+        return value
+    if type(value) is str:
+        head = value.split(".", 1)[0]
+        if head.isascii() and head.isdigit():
+            return int(head)
+    return None

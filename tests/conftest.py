@@ -21,6 +21,7 @@ _PROVIDER_ENV = (
     "CODEX_HOME",
     "COPILOT_HOME",
     "XDG_DATA_HOME",  # OpenCode's data directory
+    "OPENHUMAN_WORKSPACE",
     "AGENTLAKE_CATALOG",
     "AGENTLAKE_WORKSPACE",
 )

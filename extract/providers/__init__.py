@@ -21,6 +21,7 @@ from . import (
     copilot_vscode,
     cursor,
     cursor_state,
+    devin_desktop,
     factory,
     factory_settings,
     gemini,
@@ -28,6 +29,8 @@ from . import (
     openclaw,
     openclaw_store,
     opencode,
+    openhuman,
+    openhuman_export,
 )
 
 # discover: found under the home with no effort; stream: read incrementally (byte
@@ -278,30 +281,6 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         ),
     ),
     ProviderSpec(
-        id="generic",
-        aliases=("aiwg",),
-        env_overrides=(),
-        roots=lambda home, env: [],  # files the user names: import --file
-        formats=(
-            FormatSpec(
-                generic.FORMAT,
-                "byte-offset",
-                generic.owns,
-                generic.GenericAdapter(),
-                origin="export",
-                sniff=generic.sniff,
-            ),
-        ),
-        capabilities=frozenset({"stream", "tokens"}),
-        adapter_version=generic.ADAPTER_VERSION,
-        fixtures=("fixtures/generic",),
-        tests=("tests/test_contract.py", "tests/extract/test_generic.py"),
-        exceptions=(
-            "tokens: only where the exporter writes extensions.usage (agentlake's reading; "
-            "the format defines no token fields)",
-        ),
-    ),
-    ProviderSpec(
         id=opencode.PROVIDER_ID,
         aliases=("opencode-cli",),
         env_overrides=("XDG_DATA_HOME",),
@@ -341,6 +320,95 @@ REGISTRY: tuple[ProviderSpec, ...] = (
             "without a receipt; OpenCode 2.x session_message rows refuse it (drift)",
             "tokens: one call per step-finish part; message.tokens only for a message "
             "without steps",
+        ),
+    ),
+    ProviderSpec(
+        id=openhuman.PROVIDER,
+        aliases=("tinyhumans",),
+        env_overrides=(openhuman.ENV,),
+        roots=openhuman.roots,
+        formats=(
+            FormatSpec(
+                openhuman.NATIVE_FORMAT,
+                "document",
+                openhuman.owns,
+                openhuman.SessionRawAdapter(),
+            ),
+            FormatSpec(
+                openhuman_export.FORMAT,
+                "byte-offset",
+                openhuman_export.owns,
+                openhuman_export.EnrichedExportAdapter(),
+                origin="export",
+                sniff=openhuman_export.sniff,
+            ),
+        ),
+        capabilities=frozenset({"discover", "tokens", "subagents"}),
+        adapter_version=openhuman.ADAPTER_VERSION,
+        fixtures=("fixtures/openhuman",),
+        tests=("tests/test_contract.py", "tests/extract/test_openhuman.py"),
+        exceptions=(
+            "openhuman-session-raw: transcripts are rewritten whole on every turn (earlier "
+            "messages may be dropped): re-read whole when they change, their rows replaced; "
+            "tokens are the session's cumulative totals, one session-granularity row",
+            "openhuman-enriched-jsonl: AIWG's wrapper, not written by OpenHuman; its token "
+            "counters are read as cumulative per session",
+        ),
+    ),
+    ProviderSpec(
+        id=devin_desktop.PROVIDER,
+        aliases=("windsurf",),
+        env_overrides=(),
+        roots=devin_desktop.roots,
+        formats=(
+            FormatSpec(
+                devin_desktop.NATIVE_FORMAT,
+                "byte-offset",
+                devin_desktop.owns,
+                devin_desktop.HookTranscriptAdapter(),
+            ),
+            FormatSpec(
+                devin_desktop.EXPORT_FORMAT,
+                "byte-offset",
+                devin_desktop.owns_nothing,
+                devin_desktop.HookTranscriptAdapter(),
+                origin="export",
+                sniff=devin_desktop.sniff,
+                aliases=(devin_desktop.LEGACY_EXPORT_FORMAT,),
+            ),
+        ),
+        # No "tokens": the hook records none.
+        capabilities=frozenset({"discover", "stream"}),
+        adapter_version=devin_desktop.ADAPTER_VERSION,
+        fixtures=("fixtures/devin-desktop",),
+        tests=("tests/test_contract.py", "tests/extract/test_devin.py"),
+        exceptions=(
+            "discover: only the opt-in transcript hook's files; the Cascade history itself "
+            "is encrypted and not read",
+        ),
+    ),
+    ProviderSpec(
+        id="generic",
+        aliases=("aiwg",),
+        env_overrides=(),
+        roots=lambda home, env: [],  # files the user names: import --file
+        formats=(
+            FormatSpec(
+                generic.FORMAT,
+                "byte-offset",
+                generic.owns,
+                generic.GenericAdapter(),
+                origin="export",
+                sniff=generic.sniff,
+            ),
+        ),
+        capabilities=frozenset({"stream", "tokens"}),
+        adapter_version=generic.ADAPTER_VERSION,
+        fixtures=("fixtures/generic",),
+        tests=("tests/test_contract.py", "tests/extract/test_generic.py"),
+        exceptions=(
+            "tokens: only where the exporter writes extensions.usage (agentlake's reading; "
+            "the format defines no token fields)",
         ),
     ),
 )

@@ -42,7 +42,7 @@ def export_format(name: str) -> tuple[ProviderSpec, FormatSpec]:
     """The export format called ``name``; a usage error listing them otherwise."""
     known = export_formats()
     for spec, fmt in known:
-        if fmt.name == name:
+        if fmt.name == name or name in fmt.aliases:
             return spec, fmt
     names = ", ".join(f.name for _, f in known) or "none"
     raise ConfigurationError(f"unknown export format {name!r}; --format takes one of: {names}")
