@@ -99,8 +99,9 @@ _CONVERSATION_COLUMNS: Final = (
 )  # fmt: skip
 _BLOCK_COLUMNS: Final = ("rowid", "ai_metadata", "stylized_command", "stylized_output")
 _ANSI: Final = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
-_NAIVE: Final = re.compile(r"^(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(\.\d+)?$")
-_ZONED: Final = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?([Zz]|[+-]\d\d:?\d\d)$")
+_STAMP: Final = re.compile(
+    r"^(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(\.\d+)?[ ]?([Zz]|[+-]\d\d:?\d\d)?$"
+)
 
 
 def roots(home: Path, env: Mapping[str, str]) -> list[Root]:
@@ -129,11 +130,11 @@ def instant(value: Any) -> str | None:
     """A stored time as ISO-8601 with an offset: SQLite ``TIMESTAMP`` text without a zone
     is read as UTC [?]; epoch numbers as seconds (milliseconds when very large)."""
     if type(value) is str:
-        text = value.strip()
-        if _ZONED.match(text):
-            return text
-        match = _NAIVE.match(text)
-        return f"{match[1]}T{match[2]}{match[3] or ''}Z" if match else None
+        match = _STAMP.match(value.strip())
+        if match is None:
+            return None
+        day, clock, fraction, zone = match.groups()
+        return f"{day}T{clock}{fraction or ''}{zone or 'Z'}"
     if type(value) in (int, float) and value > 0:
         seconds = value / 1000 if value > 1e11 else value
         try:
@@ -364,7 +365,7 @@ class WarpStoreAdapter:
                 token_count(entry.get(k))
                 for k in ("warp_tokens", "byok_tokens", "custom_endpoint_tokens")
             )
-            per_model[model] = per_model.get(model, 0) + total
+            per_model[model] = per_model.get(model, 0) + total  # listed twice: summed [?]
         for model, total in per_model.items():
             if total:
                 sink.usage(

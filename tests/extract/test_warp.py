@@ -205,10 +205,11 @@ def test_a_write_between_queries_is_not_seen(tmp_path: Path) -> None:
         writer.execute("PRAGMA journal_mode = WAL")
     con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     late = "c9000000-0000-4000-8000-000000000009"
+    written: list[str] = []
 
     def write_once(statement: str) -> None:
-        if "FROM agent_conversations" in statement and not write_once.__dict__.get("done"):
-            write_once.__dict__["done"] = True
+        if "FROM agent_conversations" in statement and not written:
+            written.append(statement)
             with sqlite3.connect(path) as writer:
                 writer.execute(
                     "INSERT INTO agent_conversations (conversation_id, conversation_data, "
@@ -220,7 +221,7 @@ def test_a_write_between_queries_is_not_seen(tmp_path: Path) -> None:
         sink, _ = _map(path, con)
     finally:
         con.close()
-    assert write_once.__dict__["done"]
+    assert written
     assert late not in sink.build().sessions.column("session_id").to_pylist()
 
 
@@ -304,6 +305,7 @@ def test_a_conversation_without_tokens_has_no_usage_row(tmp_path: Path) -> None:
 def test_stored_times_are_read_as_utc_instants() -> None:
     assert warp.instant("2026-03-01 18:00:00.5") == "2026-03-01T18:00:00.5Z"
     assert warp.instant("2026-03-01T18:00:00+02:00") == "2026-03-01T18:00:00+02:00"
+    assert warp.instant("2026-03-01 18:00:00 +0000") == "2026-03-01T18:00:00+0000"
     assert warp.instant(1772388000) == "2026-03-01T18:00:00.000Z"
     assert warp.instant(1772388000000) == "2026-03-01T18:00:00.000Z"
     assert warp.instant("yesterday") is None and warp.instant(None) is None
