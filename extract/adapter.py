@@ -11,6 +11,8 @@ only says where a file's session is (``locate``) and maps what it is handed to r
   (not append-only): it too is re-read whole when it changes, one record at a time,
   with the same per-line rejects as a byte-offset source, and nothing of it is written
   when a line declares an unknown major version;
+* :class:`TextDocumentAdapter` — a ``document`` source that is not JSON (e.g. a Markdown
+  export), handed over as its decoded text;
 * :class:`DatabaseAdapter` — a read-only SQLite connection (``sqlite`` sources).
 
 ``SourceContext.memo`` is the adapter's state for one source. It must stay
@@ -126,6 +128,25 @@ class DocumentAdapter(Protocol):
         ...
 
 
+@runtime_checkable
+class TextDocumentAdapter(Protocol):
+    """Maps a whole document that is not JSON (a Markdown export, say): the framework
+    reads it as UTF-8 text (invalid UTF-8 is one ``BAD_ENCODING`` reject covering it)."""
+
+    def locate(self, source: SourceFile) -> SourceContext:
+        """Session identity of a file, from its path alone (``map_text`` may replace it)."""
+        ...
+
+    def map_text(self, text: str, ctx: SourceContext, sink: RowSink) -> int:
+        """Map the document's text to rows; returns how many records it held.
+
+        Raises :class:`NotThisFormat` when the text is not in this format,
+        :class:`InvalidRecord` for a record of it that cannot be read and
+        :class:`FormatDrift` for an unknown major format version.
+        """
+        ...
+
+
 class DatabaseAdapter(Protocol):
     """Maps rows of a SQLite database opened read-only."""
 
@@ -139,7 +160,7 @@ class DatabaseAdapter(Protocol):
         ...
 
 
-Adapter = LineAdapter | DocumentAdapter | DatabaseAdapter
+Adapter = LineAdapter | DocumentAdapter | TextDocumentAdapter | DatabaseAdapter
 
 
 # Where a format's files come from: the agent's own store, found by discovery, or a

@@ -26,6 +26,7 @@ from .adapter import (
     LineAdapter,
     NotThisFormat,
     SourceContext,
+    TextDocumentAdapter,
     UnknownRecord,
 )
 from .digests import bytes_digest
@@ -107,7 +108,9 @@ def extract_source(
         elif source.position_kind == "document" and hasattr(fmt.adapter, "map_record"):
             yield from _extract_line_document(cast(LineAdapter, fmt.adapter), ctx, source, limits)
         elif source.position_kind == "document":
-            yield from _extract_document(cast(DocumentAdapter, fmt.adapter), ctx, source, limits)
+            yield from _extract_document(
+                cast(DocumentAdapter | TextDocumentAdapter, fmt.adapter), ctx, source, limits
+            )
         else:
             yield from _extract_database(cast(DatabaseAdapter, fmt.adapter), ctx, source)
     except FormatDrift as drift:
@@ -173,9 +176,13 @@ def _whole(source: SourceFile, sink: RowSink, ctx: SourceContext, outcomes: Coun
 
 
 def _extract_document(
-    adapter: DocumentAdapter, ctx: SourceContext, source: SourceFile, limits: ExtractLimits
+    adapter: DocumentAdapter | TextDocumentAdapter,
+    ctx: SourceContext,
+    source: SourceFile,
+    limits: ExtractLimits,
 ) -> Iterator[ExtractBatch]:
-    """A whole JSON document, parsed once; a bad document is one reject covering it."""
+    """A whole JSON document, parsed once (or a text document, decoded once); a bad
+    document is one reject covering it."""
     sink, outcomes, rejects = RowSink(), Counter[str](), list[Reject]()
     size = source.size
     if size > limits.max_document_bytes:
@@ -193,6 +200,12 @@ def _extract_document(
         data = fh.read(size)
     # The checkpoint keys the document by the digest of the bytes parsed here.
     digest = bytes_digest(data)
+    if isinstance(adapter, TextDocumentAdapter):
+        rejects.extend(_map_text(adapter, data, ctx, sink, outcomes))
+        if rejects:
+            sink = RowSink()
+        yield _whole(source, sink, ctx, outcomes, rejects, digest)
+        return
     parsed = parse_line(
         data, RecordLimits(max_line_bytes=size + 1, max_depth=limits.record.max_depth)
     )
@@ -239,6 +252,27 @@ def _extract_line_document(
         batch.state = orjson.dumps(ctx.memo).decode()
     batch.end_offset, batch.digest = len(data), bytes_digest(data)
     yield batch
+
+
+def _map_text(
+    adapter: TextDocumentAdapter,
+    data: bytes,
+    ctx: SourceContext,
+    sink: RowSink,
+    outcomes: Counter[str],
+) -> list[Reject]:
+    """Decode and map a text document; the reject covering it when it cannot be (a
+    ``NotThisFormat`` or ``FormatDrift`` refuses the source instead)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return [Reject(0, len(data), "BAD_ENCODING", f"invalid UTF-8 at byte {exc.start}")]
+    try:
+        outcomes["mapped"] += adapter.map_text(text, ctx, sink)
+    except InvalidRecord as exc:
+        outcomes["invalid"] += 1
+        return [Reject(0, len(data), exc.reason, str(exc)[:200])]
+    return []
 
 
 def _extract_database(

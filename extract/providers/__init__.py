@@ -31,6 +31,8 @@ from . import (
     opencode,
     openhuman,
     openhuman_export,
+    warp,
+    warp_export,
 )
 
 # discover: found under the home with no effort; stream: read incrementally (byte
@@ -385,6 +387,35 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         exceptions=(
             "discover: only the opt-in transcript hook's files; the Cascade history itself "
             "is encrypted and not read",
+        ),
+    ),
+    ProviderSpec(
+        id=warp.PROVIDER_ID,
+        aliases=("warp-terminal",),
+        env_overrides=("XDG_STATE_HOME",),
+        roots=warp.roots,
+        formats=(
+            FormatSpec(warp.STORE_FORMAT, "sqlite", warp.owns_store, warp.WarpStoreAdapter()),
+            FormatSpec(
+                warp_export.FORMAT,
+                "document",
+                warp_export.owns,
+                warp_export.WarpMarkdownAdapter(),
+                origin="export",
+                sniff=warp_export.sniff,
+            ),
+        ),
+        capabilities=frozenset({"discover", "tokens", "subagents"}),
+        adapter_version=warp.ADAPTER_VERSION,
+        fixtures=("fixtures/warp",),
+        tests=("tests/test_contract.py", "tests/extract/test_warp.py"),
+        exceptions=(
+            "warp-sqlite: a live store read whole when it changes; tokens are cumulative "
+            "totals per conversation and model with no input/output split, stored as "
+            "input and left unpriced (model 'warp:<id>'); the agent's replies (a protobuf "
+            "task) are not imported, only prompts, exchange statuses and agent-run commands",
+            "warp-markdown-export: re-read whole when it changes; no ids, times, models "
+            "or tokens; the session id is the file's content digest",
         ),
     ),
     ProviderSpec(

@@ -13,10 +13,13 @@ import orjson
 import pytest
 
 from agentlake.errors import SourceError
+from agentlake.extract.adapter import InvalidRecord, SourceContext
 from agentlake.extract.digests import document_digest, window_digest
 from agentlake.extract.extract import ExtractBatch, ExtractLimits, extract_source
 from agentlake.extract.jsonl import RecordLimits
 from agentlake.extract.providers import by_id
+from agentlake.extract.providers.warp_export import WarpMarkdownAdapter
+from agentlake.extract.rows import RowSink
 from agentlake.extract.sources import SourceFile, walk_root
 from agentlake.ingest.run import ImportOptions, run_import
 from fixtures.synth import generate_gemini_home
@@ -187,3 +190,38 @@ def test_a_document_batch_hands_over_the_digest_of_the_document(tmp_path: Path) 
     ]
     (batch,) = extract_source(spec, doc, start=0, stop=doc.size)
     assert batch.digest == document_digest(doc.path) and batch.rows.event_count
+
+
+def _text_document(path: Path, data: bytes) -> SourceFile:
+    """A Markdown export (a text document) at ``path`` as the planner hands it over."""
+    path.write_bytes(data)
+    st = path.stat()
+    return SourceFile("warp", path, path.parent, "document", "warp-markdown-export",
+                      st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)  # fmt: skip
+
+
+def test_a_text_document_is_decoded_once_and_a_bad_one_is_one_reject(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Text documents (not JSON) reach their adapter as text with the document's digest;
+    invalid UTF-8 or an invalid record is one reject covering the document, and the rows
+    the adapter emitted before it are dropped."""
+    spec = by_id("warp")
+    doc = _text_document(tmp_path / "chat.md", b"USER:\nhello\n")
+    (batch,) = extract_source(spec, doc, start=0, stop=doc.size)
+    assert batch.digest == document_digest(doc.path) and batch.rows.event_count == 1
+    bad = _text_document(tmp_path / "latin1.md", b"USER:\n\xff\n")
+    (batch,) = extract_source(spec, bad, start=0, stop=bad.size)
+    assert [(r.offset, r.length, r.reason) for r in batch.rejects] == [(0, 8, "BAD_ENCODING")]
+    original = WarpMarkdownAdapter.map_text
+
+    def half_then_invalid(
+        self: WarpMarkdownAdapter, text: str, ctx: SourceContext, sink: RowSink
+    ) -> int:
+        original(self, text, ctx, sink)
+        raise InvalidRecord("cannot be read")
+
+    monkeypatch.setattr(WarpMarkdownAdapter, "map_text", half_then_invalid)
+    (batch,) = extract_source(spec, doc, start=0, stop=doc.size)
+    assert [r.reason for r in batch.rejects] == ["INVALID_RECORD"]
+    assert batch.rows.event_count == 0
