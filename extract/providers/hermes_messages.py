@@ -171,8 +171,9 @@ def check_message(message: dict[str, Any]) -> tuple[str, Any, list[Any] | None]:
     if type(role) is not str or not role:
         raise InvalidRecord("a message without a role")
     content = _content(message.get("content"))
-    calls = loads(message.get("tool_calls"))
-    if calls is not None and not isinstance(calls, list):
+    raw_calls = message.get("tool_calls")
+    calls = loads(raw_calls)
+    if (calls is not None or raw_calls not in (None, "", "null")) and not isinstance(calls, list):
         raise InvalidRecord("'tool_calls' is not a list")
     if calls and not all(isinstance(c, dict) for c in calls):
         raise InvalidRecord("a tool call is not an object")
