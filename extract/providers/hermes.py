@@ -91,14 +91,18 @@ _MESSAGE_COLUMNS: Final = (
 
 
 def roots(home: Path, env: Mapping[str, str]) -> list[Root]:
-    """Each absolute entry of ``HERMES_HOME`` (comma list), else ``~/.hermes``; walked
-    to ``profiles/<p>/sessions/<file>`` (depth 4)."""
+    """Each absolute entry of ``HERMES_HOME`` (comma list), else ``~/.hermes`` and
+    Windows' ``%LOCALAPPDATA%/hermes`` (as ``<home>/AppData/Local/hermes``, so
+    ``--home`` applies); walked to ``profiles/<p>/sessions/<file>`` (depth 4)."""
     configured = [p.strip() for p in env.get(ENV, "").split(",") if p.strip()]
     absolute = [Path(p) for p in configured if Path(p).is_absolute()]
     if absolute:
         return [Root(PROVIDER_ID, p, ENV, max_depth=4) for p in absolute]
     warning = f"{ENV}={env[ENV]!r} holds no absolute path and was ignored" if configured else None
-    return [Root(PROVIDER_ID, home / ".hermes", "default", max_depth=4, warning=warning)]
+    return [
+        Root(PROVIDER_ID, home / ".hermes", "default", max_depth=4, warning=warning),
+        Root(PROVIDER_ID, home / "AppData" / "Local" / "hermes", "default", max_depth=4),
+    ]
 
 
 def _home_part(rel: RelParts) -> RelParts | None:
@@ -140,14 +144,17 @@ def _check_export_version(value: Any) -> None:
         raise FormatDrift(f"Hermes export schemaVersion {str(value)[:20]} is not of major 23")
 
 
-_SNIFF_KEYS: Final = (b'"id"', b'"source"', b'"started_at"')
+_SNIFF_KEYS: Final = (b'"source"', b'"started_at"')
+# A cut line must open with the session's id (the first column of ``sessions``),
+# optionally after ``schemaVersion``: a nested "id" of another format's line is no match.
+_CUT_LINE: Final = re.compile(rb'^\s*\{\s*(?:"schemaVersion"\s*:\s*[^,{}]+,\s*)?"id"\s*:\s*"')
 
 
 def sniff(head: bytes) -> bool:
     """Whether a file starting with ``head`` is a Hermes export: its first line is a
     session object (``id``, ``source``, ``started_at``, a ``messages`` list). A line cut
-    short by the 64 KiB head (sessions are long) is judged by those keys in what is
-    there, messages coming after the session's columns."""
+    short by the 64 KiB head (sessions are long) must open with the session's ``id``
+    and show the other keys, messages coming after the session's columns."""
     first, newline, _ = head.partition(b"\n")
     if not first.lstrip().startswith(b"{"):
         return False
@@ -164,7 +171,8 @@ def sniff(head: bytes) -> bool:
             and "started_at" in value
         )
     return (
-        all(k in first for k in _SNIFF_KEYS)
+        _CUT_LINE.match(first) is not None
+        and all(k in first for k in _SNIFF_KEYS)
         and re.search(rb'"messages"\s*:\s*\[', first) is not None
     )
 

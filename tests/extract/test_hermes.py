@@ -145,11 +145,12 @@ def test_what_is_a_source(rel: tuple[str, ...], state: bool, log: bool) -> None:
 
 
 def test_roots_default_env_list_and_relative_values(tmp_path: Path) -> None:
-    (root,) = hermes.roots(tmp_path, {})
-    assert root.path == tmp_path / ".hermes" and root.origin == "default"
+    assert [r.path for r in hermes.roots(tmp_path, {})] == [
+        tmp_path / ".hermes", tmp_path / "AppData" / "Local" / "hermes",
+    ]  # fmt: skip
     both = hermes.roots(tmp_path, {"HERMES_HOME": "/srv/h1, /srv/h2"})
     assert [r.path for r in both] == [Path("/srv/h1"), Path("/srv/h2")]
-    (ignored,) = hermes.roots(tmp_path, {"HERMES_HOME": "rel/home"})
+    ignored, _ = hermes.roots(tmp_path, {"HERMES_HOME": "rel/home"})
     assert ignored.path == tmp_path / ".hermes" and ignored.warning
 
 
@@ -404,6 +405,8 @@ def test_sniffer_claims_exports_only() -> None:
     cut = head.index(b'"messages":[') + 40
     assert hermes.sniff(head[:cut])  # a first line cut short by the sniffing window
     assert not hermes.sniff(head[: cut - 60])  # no messages list in sight
+    nested = b'{"schemaVersion":16,"sessions":[{"id":"s","source":"x","started_at":1,"messages":['
+    assert not hermes.sniff(nested + b"x" * 100)
     assert not hermes.sniff((EXPORTS / "not_an_export.jsonl").read_bytes())
     log = HERE / "all_record_types" / ".hermes" / "sessions" / f"session_{S6}.json"
     assert not hermes.sniff(log.read_bytes())
