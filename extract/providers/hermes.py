@@ -105,8 +105,8 @@ def roots(home: Path, env: Mapping[str, str]) -> list[Root]:
     ]
 
 
-def _home_part(rel: RelParts) -> RelParts | None:
-    """``rel`` below its Hermes home (the root, or a named profile), if it is there."""
+def _home_part(rel: RelParts) -> RelParts:
+    """``rel`` below its Hermes home: the root's own, or a named profile's."""
     if len(rel) >= 3 and rel[0] == "profiles":
         return rel[2:]
     return rel
@@ -120,12 +120,7 @@ def owns_state(rel: RelParts) -> bool:
 def owns_log(rel: RelParts) -> bool:
     """``sessions/session_<id>.json`` of the home or of a profile."""
     part = _home_part(rel)
-    return (
-        part is not None
-        and len(part) == 2
-        and part[0] == "sessions"
-        and bool(_LOG_NAME.match(part[1]))
-    )
+    return len(part) == 2 and part[0] == "sessions" and _LOG_NAME.match(part[1]) is not None
 
 
 def owns_export(rel: RelParts) -> bool:
