@@ -222,6 +222,9 @@ class StateDbAdapter:
         database even while Hermes writes to it. A row with impossible field types is
         skipped (a database row has no byte span to reject); a missing table or column
         yields nothing for it."""
+        # Text that is not UTF-8 is read with replacement characters: one bad row must
+        # not make the whole store unreadable.
+        con.text_factory = _lenient_text
         con.execute("BEGIN")
         try:
             return self._read(con, sink)
@@ -262,6 +265,10 @@ class StateDbAdapter:
             except InvalidRecord:
                 continue
         return records
+
+
+def _lenient_text(value: bytes) -> str:
+    return value.decode("utf-8", "replace")
 
 
 def _dicts(con: sqlite3.Connection, sql: str) -> Iterator[dict[str, Any]]:

@@ -111,7 +111,7 @@ def _content_key(message: dict[str, Any], content: Any, calls: Any) -> str:
         if text_of(first):
             return f"call:{first}"
     text = content if type(content) is str else json_text(content) if content else ""
-    digest = hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
     return f"{role}:{digest}"
 
 

@@ -286,10 +286,12 @@ def test_all_queries_run_in_one_read_transaction(tmp_path: Path) -> None:
 
 def test_bad_database_rows_are_skipped(tmp_path: Path) -> None:
     """A session with an impossible counter, a BLOB role, a message of no session and
-    an unknown table layout: skipped, the rest imported."""
+    an unknown table layout: skipped, the rest imported; text that is not UTF-8 is read
+    with a replacement character."""
     home = _home("all_record_types", tmp_path)
     con = sqlite3.connect(home / ".hermes" / "state.db")
     con.execute("UPDATE sessions SET input_tokens = 1e300 WHERE id = ?", (S3,))
+    con.execute("UPDATE messages SET content = CAST(X'4f6bff' AS TEXT) WHERE id = 28")  # not UTF-8
     con.execute("CREATE TABLE session_model_usage (session_id TEXT, model BLOB, input_tokens REAL)")
     con.execute("INSERT INTO session_model_usage VALUES (?, X'00', 5), (NULL, 'm', 5)", (S1,))
     con.commit()
@@ -298,6 +300,7 @@ def test_bad_database_rows_are_skipped(tmp_path: Path) -> None:
     assert _import(catalog, home).exit_code == 0
     assert S3 not in {r[0] for r in _usage(catalog)}
     assert len(_kinds(catalog, S3)) == 2  # its messages stay
+    assert _rows(catalog, "SELECT count(*) FROM events WHERE text = 'Ok\ufffd'") == [(1,)]
     assert [r[:3] for r in _usage(catalog) if r[0] == S1] == [
         (S1, "anthropic/claude-sonnet-4.6", 5200)
     ]
