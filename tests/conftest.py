@@ -20,6 +20,7 @@ _PROVIDER_ENV = (
     "CLAUDE_CONFIG_DIR",
     "CODEX_HOME",
     "COPILOT_HOME",
+    "XDG_DATA_HOME",  # OpenCode's data directory
     "AGENTLAKE_CATALOG",
     "AGENTLAKE_WORKSPACE",
 )

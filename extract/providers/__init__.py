@@ -28,6 +28,7 @@ from . import (
     hermes,
     openclaw,
     openclaw_store,
+    opencode,
 )
 
 # discover: found under the home with no effort; stream: read incrementally (byte
@@ -299,6 +300,48 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         exceptions=(
             "tokens: only where the exporter writes extensions.usage (agentlake's reading; "
             "the format defines no token fields)",
+        ),
+    ),
+    ProviderSpec(
+        id=opencode.PROVIDER_ID,
+        aliases=("opencode-cli",),
+        env_overrides=("XDG_DATA_HOME",),
+        roots=opencode.roots,
+        formats=(
+            FormatSpec(
+                opencode.SESSION_FORMAT,
+                "document",
+                opencode.owns_session,
+                opencode.SESSION_ADAPTER,
+            ),
+            FormatSpec(
+                opencode.MESSAGE_FORMAT,
+                "document",
+                opencode.owns_message,
+                opencode.MESSAGE_ADAPTER,
+            ),
+            FormatSpec(opencode.PART_FORMAT, "document", opencode.owns_part, opencode.PART_ADAPTER),
+            FormatSpec(
+                opencode.DB_FORMAT, "sqlite", opencode.owns_database, opencode.DATABASE_ADAPTER
+            ),
+            FormatSpec(
+                opencode.EXPORT_FORMAT,
+                "document",
+                opencode.never,
+                opencode.EXPORT_ADAPTER,
+                origin="export",
+                sniff=opencode.sniff_export,
+            ),
+        ),
+        capabilities=frozenset({"discover", "tokens", "subagents"}),
+        adapter_version=opencode.ADAPTER_VERSION,
+        fixtures=("fixtures/opencode",),
+        tests=("tests/test_contract.py", "tests/extract/test_opencode.py"),
+        exceptions=(
+            "opencode-db: read whole when it changes; a row of impossible shape is skipped "
+            "without a receipt; OpenCode 2.x session_message rows refuse it (drift)",
+            "tokens: one call per step-finish part; message.tokens only for a message "
+            "without steps",
         ),
     ),
     ProviderSpec(

@@ -211,13 +211,14 @@ def check_version(value: Any) -> str | None:
 
 def _foreign(record: dict[str, Any], kind: Any) -> str | None:
     """Why a record is not of the session store, if it is of a known other family."""
-    what = f"{kind[:40]!r}" if type(kind) is str else "a record without a 'type'"
-    if kind in _AIWG_TYPES or "schemaVersion" in record:
+    named = type(kind) is str  # any JSON value may stand there; only a string names a type
+    what = f"{kind[:40]!r}" if named else "a record without a 'type'"
+    if (named and kind in _AIWG_TYPES) or "schemaVersion" in record:
         return (
             f"{what} is a record of AIWG's synthetic factory-droid-jsonl family, "
             "not known to be written by Droid"
         )
-    if kind in _STREAM_TYPES or kind == "message":
+    if (named and kind in _STREAM_TYPES) or kind == "message":
         return (
             f"{what} is a droid exec stream-json record, not the session store; "
             "stream-json logs are not imported"

@@ -181,7 +181,7 @@ class GenericAdapter:
     @staticmethod
     def _emit(rec: dict[str, Any], text: str, ext: dict[str, Any], sid: str, native: str,
               when: str | None, model: str | None, offset: int, sink: RowSink) -> None:  # fmt: skip
-        kind = rec.get("kind")
+        kind = _string(rec.get("kind"))  # a free string; any other value is an unknown kind
         role = _string(rec.get("role"))
         call_id = _string(ext.get("toolCallId"))
         if kind in _TOOL_CALL:

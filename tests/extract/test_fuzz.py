@@ -28,6 +28,7 @@ from agentlake.extract.extract import ExtractLimits, extract_source
 from agentlake.extract.jsonl import RecordLimits
 from agentlake.extract.providers import REGISTRY, ProviderSpec
 from agentlake.extract.sources import SourceFile
+from agentlake.ingest.files import NamedFile, plan_files
 from agentlake.ingest.plan import make_plan
 from agentlake.transform.transform import transform_batch
 from tests.conftest import REPO
@@ -41,9 +42,14 @@ _STRING = re.compile(rb'(?<=:)"[^"\\]{0,40}"')
 
 
 def _sources(spec: ProviderSpec) -> list[tuple[SourceFile, bytes]]:
-    """The contract home's line-oriented and document sources with their bytes."""
+    """The contract home's line-oriented and document sources with their bytes (for a
+    provider read only from exports, its files named as ``import --file`` names them)."""
     home = REPO / _manifest(spec)["home"]
-    plan = make_plan({}, workspace="w", home=home, env={}, providers=(spec,))
+    if spec.support == "export":
+        files = [NamedFile(p) for p in sorted(home.rglob("*")) if p.is_file()]
+        plan = plan_files({}, workspace="w", files=files)
+    else:
+        plan = make_plan({}, workspace="w", home=home, env={}, providers=(spec,))
     return [
         (s.source, s.source.path.read_bytes())
         for s in plan.sources
