@@ -26,6 +26,7 @@ from . import (
     factory_settings,
     gemini,
     generic,
+    hermes,
     openclaw,
     openclaw_store,
     opencode,
@@ -322,6 +323,37 @@ REGISTRY: tuple[ProviderSpec, ...] = (
             "without a receipt; OpenCode 2.x session_message rows refuse it (drift)",
             "tokens: one call per step-finish part; message.tokens only for a message "
             "without steps",
+        ),
+    ),
+    ProviderSpec(
+        id=hermes.PROVIDER_ID,
+        aliases=("hermes-agent",),
+        env_overrides=(hermes.ENV,),
+        roots=hermes.roots,
+        formats=(
+            FormatSpec(hermes.STATE_FORMAT, "sqlite", hermes.owns_state, hermes.StateDbAdapter()),
+            FormatSpec(hermes.LOG_FORMAT, "document", hermes.owns_log, hermes.SessionLogAdapter()),
+            FormatSpec(
+                hermes.EXPORT_FORMAT,
+                "byte-offset",
+                hermes.owns_export,
+                hermes.ExportAdapter(),
+                origin="export",
+                sniff=hermes.sniff,
+            ),
+        ),
+        capabilities=frozenset({"discover", "tokens", "subagents"}),
+        adapter_version=hermes.ADAPTER_VERSION,
+        fixtures=("fixtures/hermes",),
+        tests=("tests/test_contract.py", "tests/extract/test_hermes.py"),
+        exceptions=(
+            "hermes-state: a SQLite store read whole (in one read transaction) when it "
+            "changes; tokens are cumulative per session and model, one session-granularity "
+            "row each, the latest snapshot winning",
+            "hermes-session-json: logs are re-read whole when they change and record no "
+            "tokens; their messages carry no times",
+            "hermes-export-jsonl: a line without schemaVersion is read (AIWG requires "
+            "major 23; whether Hermes writes it is unverified)",
         ),
     ),
     ProviderSpec(
