@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, cast
 
 import orjson
@@ -244,6 +244,13 @@ def _extract_line_document(
     if not pieces[-1]:
         pieces.pop()  # the text after the last newline: nothing
     take_lines(pieces, 0, lines)
+    if not data.endswith(b"\n"):  # the last line has no newline to count
+        if lines.lengths and lines.offsets[-1] + lines.lengths[-1] > len(data):
+            lines.lengths[-1] -= 1
+        lines.rejects = [
+            replace(r, length=len(data) - r.offset) if r.offset + r.length > len(data) else r
+            for r in lines.rejects
+        ]
     batch, drift = _map_chunk(adapter, ctx, source, lines)
     if drift is not None:
         raise drift  # nothing of the document is written

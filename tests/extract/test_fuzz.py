@@ -131,6 +131,8 @@ def test_mutated_fixtures_never_escape_and_every_byte_is_accounted(
     spec: ProviderSpec, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     sources = SOURCES[spec.id]
+    if not sources and all(f.position_kind == "sqlite" for f in spec.formats if f.origin == "native"):
+        pytest.skip("the contract home is a database store (its rows are not byte ranges)")
     assert sources, f"{spec.id}: the contract home has no line or document source"
     work = tmp_path_factory.mktemp(f"fuzz-{spec.id}")
 
