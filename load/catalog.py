@@ -16,13 +16,16 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import duckdb
 
 from agentlake import sql
 from agentlake.errors import CatalogLocked, CatalogUnusable, ConfigurationError
 from agentlake.load.transaction import transaction
+
+if TYPE_CHECKING:
+    from agentlake.load.price_overrides import PriceOverrides
 
 SCHEMA_VERSION: Final = sql.latest_migration()
 
@@ -325,6 +328,21 @@ def open_for_read(
             yield con
         finally:
             con.close()
+
+
+@contextmanager
+def open_priced(
+    catalog: Path, prices: PriceOverrides | None = None
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The catalog opened for reading (see :func:`open_for_read`) with the user's
+    ``prices``, if any, in force for its queries. The overrides' module (TOML, Arrow,
+    the price snapshot's tables) loads only when there are overrides."""
+    with open_for_read(catalog) as con:
+        if prices is not None:
+            from agentlake.load.price_overrides import apply_price_overrides
+
+            apply_price_overrides(con, prices)
+        yield con
 
 
 # A catalog to read: its path (opened and closed per call, as the CLI does) or a

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Any, Final, Literal, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import duckdb
@@ -29,8 +29,11 @@ import pyarrow as pa
 
 from agentlake import sql
 from agentlake.errors import ConfigurationError
-from agentlake.load.price_overrides import PriceOverrides, open_priced
+from agentlake.load.catalog import open_priced
 from agentlake.read.names import provider_id
+
+if TYPE_CHECKING:
+    from agentlake.load.price_overrides import PriceOverrides
 
 
 @dataclass(frozen=True, slots=True)

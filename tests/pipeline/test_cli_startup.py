@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -117,8 +118,10 @@ def test_the_invoked_part_answers_as_the_whole_app(argv: list[str]) -> None:
 
     from agentlake.cli import app, invoked_part
 
-    whole = CliRunner().invoke(app, argv, env={"COLUMNS": "100"})
-    part = CliRunner().invoke(invoked_part(app, argv), argv, env={"COLUMNS": "100"})
+    # No COLUMNS: the CLI's consoles, made once per process, would keep it for the tests
+    # that run after this one in the same process.
+    whole = CliRunner().invoke(app, argv)
+    part = CliRunner().invoke(invoked_part(app, argv), argv)
     assert (part.exit_code, part.stdout, part.stderr) == (
         whole.exit_code,
         whole.stdout,
@@ -165,3 +168,37 @@ def test_command_annotations_are_objects_not_strings() -> None:
         and any(isinstance(a, str) for a in fn.__wrapped__.__annotations__.values())  # type: ignore[attr-defined]
     ]
     assert stringly == []
+
+
+# What each read command loads besides DuckDB, the library and (for tables) rich: the
+# modules it does without are named here. A search ranks and reads with DuckDB alone
+# (Arrow loads with the events the index adds); a report prices without the overrides'
+# module unless there are overrides.
+_READS_WITHOUT = {
+    ("search", "hello", "--json"): ("pyarrow", "polars", "agentlake.load.price_overrides"),
+    ("search", "hello"): ("pyarrow", "polars"),
+    ("report", "daily", "--json"): ("polars", "tomllib", "agentlake.load.price_overrides"),
+    ("sessions", "list", "--json"): ("polars", "tomllib", "agentlake.load.price_overrides"),
+}
+
+
+@pytest.mark.parametrize("argv", list(_READS_WITHOUT), ids=" ".join)
+def test_read_commands_load_only_what_they_use(
+    argv: tuple[str, ...], demo_home_catalog: tuple[Path, Path], tmp_path: Path
+) -> None:
+    _, catalog = demo_home_catalog
+    unwanted = _READS_WITHOUT[argv]
+    code = (
+        "import contextlib, io, os, sys\n"
+        f"os.environ['AGENTLAKE_CONFIG'] = {str(tmp_path / 'none.toml')!r}\n"
+        "from agentlake.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.suppress(SystemExit):\n"
+        f"    main({[*argv, '--catalog', str(catalog)]!r})\n"
+        "assert out.getvalue(), 'no output'\n"
+        f"print(','.join(m for m in {unwanted!r} if m in sys.modules))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == ""
