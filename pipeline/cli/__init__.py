@@ -17,8 +17,8 @@ typer only the command the arguments name (:func:`invoked_part`), or the whole a
 they name none (``--help``, a mistyped command: their output lists every command).
 The command modules do without ``from __future__ import annotations`` for the same
 reason: typer reads their parameters' annotations, and evaluating them from strings took
-half of that time. Help itself is drawn without typer's Markdown support loaded
-(:mod:`.help_imports`).
+half of that time. Help is drawn without typer's Markdown support loaded, and DuckDB
+loads without importlib.metadata (:mod:`.import_hooks`).
 """
 
 from __future__ import annotations
@@ -33,8 +33,7 @@ from typer.main import get_command_name
 
 from agentlake.ingest.budget import fewer_collections
 
-from . import doctor, imports, prices, providers, reports, search, sessions, sql
-from .help_imports import defer_help_imports
+from . import doctor, import_hooks, imports, prices, providers, reports, search, sessions, sql
 
 _COMMANDS = (imports, providers, search, reports, prices, sql, sessions, doctor)
 
@@ -54,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     # are frozen too once loaded, by the boundary), and a command's short-lived
     # containers can pile up longer between its passes.
     gc.freeze()
-    defer_help_imports()
+    import_hooks.install()
     args = list(argv) if argv is not None else sys.argv[1:]
     with fewer_collections():
         invoked_part(app, args)(args=args, prog_name="agentlake")

@@ -54,7 +54,7 @@ def _rich_utils_loaded_after(code: str) -> list[str]:
 @pytest.mark.parametrize("argv", [["--help"], ["report", "--help"], ["report", "dayly"]])
 def test_help_and_usage_errors_load_no_markdown(argv: list[str]) -> None:
     """Help is drawn without typer's Markdown and traceback support (markdown-it,
-    pygments): the CLI's help is rich markup (agentlake.cli.help_imports)."""
+    pygments): the CLI's help is rich markup (agentlake.cli.import_hooks)."""
     code = (
         "import contextlib, io, sys\n"
         "from agentlake.cli import main\n"
@@ -70,8 +70,8 @@ def test_the_deferred_names_are_the_real_ones_when_used() -> None:
     """typer's Markdown help and its tracebacks still work, with rich's own classes, and
     rich.markdown imported afterwards is the real module."""
     code = (
-        "from agentlake.cli.help_imports import defer_help_imports\n"
-        "defer_help_imports()\n"
+        "from agentlake.cli import import_hooks\n"
+        "import_hooks.install()\n"
         "import typer.rich_utils as ru\n"
         "import rich.markdown, rich.traceback\n"
         "md = ru._make_rich_text(text='# Title', markup_mode='markdown')\n"
@@ -202,3 +202,26 @@ def test_read_commands_load_only_what_they_use(
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == ""
+
+
+def test_duckdb_loads_without_importlib_metadata_and_knows_its_version() -> None:
+    """DuckDB's version module reads the installed version from its METADATA without
+    importlib.metadata (agentlake.cli.import_hooks); the version is the one
+    importlib.metadata gives, and importlib.metadata still loads for whoever asks."""
+    code = (
+        "import sys\n"
+        "from agentlake.cli import import_hooks\n"
+        "import_hooks.install()\n"
+        "import duckdb\n"
+        "assert 'importlib.metadata' not in sys.modules\n"
+        "import importlib.metadata\n"
+        "assert importlib.metadata.version('duckdb') == duckdb.__version__, duckdb.__version__\n"
+        "assert importlib.metadata.version.__module__ == 'importlib.metadata'\n"
+        "assert duckdb.version() == f'{duckdb.__version__} (with duckdb {duckdb.__duckdb_version__})'\n"
+        "assert import_hooks.distribution_version('typer') == importlib.metadata.version('typer')\n"
+        "print('ok')"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert proc.stdout.strip() == "ok", proc.stderr
