@@ -8,10 +8,8 @@ meeting DuckDB's own file lock.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import importlib.util
 import os
-import secrets
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
@@ -203,6 +201,8 @@ def _open_file(
 
 def migrate(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     """Bring the catalog to :data:`SCHEMA_VERSION`; refuse a newer or unknown one."""
+    from secrets import token_hex  # the writer's (hashlib, hmac): readers never migrate
+
     current = _schema_version(con)
     if current is not None and current > SCHEMA_VERSION:
         raise CatalogUnusable(
@@ -216,7 +216,7 @@ def migrate(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     for version, name, text in pending:
         with transaction(con):
             # A migration may seed per-catalog random values ($random_secret).
-            run_script(con, text, {"random_secret": secrets.token_hex(32)})
+            run_script(con, text, {"random_secret": token_hex(32)})
             con.execute("INSERT INTO schema_version (version, name) VALUES (?, ?)", [version, name])
     digests = _view_digests()
     if pending or _views(con) != digests:
@@ -235,6 +235,8 @@ def _drop_views(con: duckdb.DuckDBPyConnection) -> None:
 def _view_digests() -> dict[str, str]:
     """Each public view's name and a digest of its ``sql/views`` file (stored as the
     view's comment: a file changed without a migration makes the views stale)."""
+    import hashlib  # the writer's: a reader never compares the views
+
     return {name: hashlib.sha256(text.encode()).hexdigest()[:16] for name, text in sql.views()}
 
 

@@ -173,11 +173,14 @@ def test_command_annotations_are_objects_not_strings() -> None:
 # What each read command loads besides DuckDB, the library and (for tables) rich: the
 # modules it does without are named here. A search ranks and reads with DuckDB alone
 # (Arrow loads with the events the index adds); a report prices without the overrides'
-# module unless there are overrides.
+# module unless there are overrides; no reader loads importlib.metadata (DuckDB's version
+# is read by agentlake.cli.import_hooks), importlib.resources (agentlake.sql reads its
+# files directly) or the writer's hashing.
+_NONE_READS: tuple[str, ...] = ("importlib.metadata", "importlib.resources", "tempfile")
 _READS_WITHOUT = {
     ("search", "hello", "--json"): ("pyarrow", "polars", "agentlake.load.price_overrides"),
     ("search", "hello"): ("pyarrow", "polars"),
-    ("report", "daily", "--json"): ("polars", "tomllib", "agentlake.load.price_overrides"),
+    ("report", "daily", "--json"): ("polars", "tomllib", "agentlake.load.price_overrides", "hashlib"),
     ("sessions", "list", "--json"): ("polars", "tomllib", "agentlake.load.price_overrides"),
 }
 
@@ -187,7 +190,7 @@ def test_read_commands_load_only_what_they_use(
     argv: tuple[str, ...], demo_home_catalog: tuple[Path, Path], tmp_path: Path
 ) -> None:
     _, catalog = demo_home_catalog
-    unwanted = _READS_WITHOUT[argv]
+    unwanted = (*_READS_WITHOUT[argv], *_NONE_READS)
     code = (
         "import contextlib, io, os, sys\n"
         f"os.environ['AGENTLAKE_CONFIG'] = {str(tmp_path / 'none.toml')!r}\n"
