@@ -8,21 +8,22 @@ meeting DuckDB's own file lock.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import importlib.util
 import os
-import secrets
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import duckdb
 
 from agentlake import sql
 from agentlake.errors import CatalogLocked, CatalogUnusable, ConfigurationError
 from agentlake.load.transaction import transaction
+
+if TYPE_CHECKING:
+    from agentlake.load.price_overrides import PriceOverrides
 
 SCHEMA_VERSION: Final = sql.latest_migration()
 
@@ -200,6 +201,8 @@ def _open_file(
 
 def migrate(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     """Bring the catalog to :data:`SCHEMA_VERSION`; refuse a newer or unknown one."""
+    from secrets import token_hex  # the writer's (hashlib, hmac): readers never migrate
+
     current = _schema_version(con)
     if current is not None and current > SCHEMA_VERSION:
         raise CatalogUnusable(
@@ -213,7 +216,7 @@ def migrate(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     for version, name, text in pending:
         with transaction(con):
             # A migration may seed per-catalog random values ($random_secret).
-            run_script(con, text, {"random_secret": secrets.token_hex(32)})
+            run_script(con, text, {"random_secret": token_hex(32)})
             con.execute("INSERT INTO schema_version (version, name) VALUES (?, ?)", [version, name])
     digests = _view_digests()
     if pending or _views(con) != digests:
@@ -232,6 +235,8 @@ def _drop_views(con: duckdb.DuckDBPyConnection) -> None:
 def _view_digests() -> dict[str, str]:
     """Each public view's name and a digest of its ``sql/views`` file (stored as the
     view's comment: a file changed without a migration makes the views stale)."""
+    import hashlib  # the writer's: a reader never compares the views
+
     return {name: hashlib.sha256(text.encode()).hexdigest()[:16] for name, text in sql.views()}
 
 
@@ -325,6 +330,21 @@ def open_for_read(
             yield con
         finally:
             con.close()
+
+
+@contextmanager
+def open_priced(
+    catalog: Path, prices: PriceOverrides | None = None
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The catalog opened for reading (see :func:`open_for_read`) with the user's
+    ``prices``, if any, in force for its queries. The overrides' module (TOML, Arrow,
+    the price snapshot's tables) loads only when there are overrides."""
+    with open_for_read(catalog) as con:
+        if prices is not None:
+            from agentlake.load.price_overrides import apply_price_overrides
+
+            apply_price_overrides(con, prices)
+        yield con
 
 
 # A catalog to read: its path (opened and closed per call, as the CLI does) or a

@@ -35,8 +35,6 @@ import hashlib
 import json
 import math
 import tomllib
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
@@ -47,7 +45,9 @@ import pyarrow as pa
 
 from agentlake.errors import ConfigurationError
 
-from .catalog import open_for_read
+# Re-exported: readers open a priced catalog through the catalog module, which loads
+# this one only when there are overrides.
+from .catalog import open_priced as open_priced
 from .prices import (
     PRICE_COLUMNS,
     USER_PRIORITY,
@@ -288,15 +288,3 @@ def apply_price_overrides(con: duckdb.DuckDBPyConnection, overrides: PriceOverri
                 "AND o.model = c.model)"
             )
             con.execute(f"INSERT INTO temp.main.{table} BY NAME SELECT * FROM {user}")
-
-
-@contextmanager
-def open_priced(
-    catalog: Path, prices: PriceOverrides | None = None
-) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The catalog opened for reading (see :func:`open_for_read`) with the user's
-    ``prices``, if any, in force for its queries."""
-    with open_for_read(catalog) as con:
-        if prices is not None:
-            apply_price_overrides(con, prices)
-        yield con

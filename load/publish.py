@@ -17,16 +17,18 @@ import time
 from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Final, Literal, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, TypeVar
 
 import duckdb
-import pyarrow as pa
 
 from agentlake import sql
 
 from .catalog import load_fts, run_script
 from .search_index import DuckDBSearchIndex, Prepared
 from .transaction import transaction
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 # Text indexed per slice (and per transaction when publishing): its tokens and their
 # aggregation fit DuckDB's share of a 1 GiB ceiling with room to spare.

@@ -11,16 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Final, NamedTuple, Protocol
 
 import duckdb
-import pyarrow as pa
 
 from agentlake import sql
 from agentlake.errors import CatalogUnusable
 
 from .catalog import load_fts, run_script
 from .terms import BatchTerms, BatchTokenizer, term_sql
+
+if TYPE_CHECKING:
+    # Loaded by what indexes events (they come as Arrow tables); a search never does.
+    import pyarrow as pa
 
 # The tables a slice's rows are staged in: an Arrow table registered in a transaction
 # stays referenced until it commits, so slices are appended through relations into
@@ -156,6 +159,8 @@ class DuckDBSearchIndex:
         parts.append((events, made))
 
     def _write(self, events: pa.Table, made: BatchTerms) -> None:
+        import pyarrow as pa
+
         con = self.con
         self._stage()
         self._slice += 1
@@ -198,6 +203,8 @@ class DuckDBSearchIndex:
 
     def remove(self, event_ids: Sequence[str]) -> None:
         """See :meth:`SearchIndex.remove`."""
+        import pyarrow as pa
+
         con = self.con
         con.execute("CREATE OR REPLACE TEMP TABLE gone_events (event_id VARCHAR)")
         con.from_arrow(pa.table({"event_id": pa.array(event_ids, pa.string())})).insert_into(

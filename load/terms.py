@@ -13,8 +13,8 @@ search side). No other code splits or stems text for the index.
 
 :func:`postings` finds the words as written and lowercases only the distinct ones,
 stems only the distinct words of a slice, and counts the postings over integers.
-polars and ``pyarrow.compute`` load with the first events to tokenize: a search, which
-only needs :func:`query_words`, never loads them.
+polars and pyarrow load with the first events to tokenize: a search, which only needs
+:func:`query_words`, never loads them.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 import duckdb
-import pyarrow as pa
 
 from agentlake import sql
 
@@ -33,6 +32,7 @@ from .catalog import load_fts
 
 if TYPE_CHECKING:
     import polars as pl
+    import pyarrow as pa
 
 # Text tokenized at once: a slice's words and their counts stay a few tens of MiB, and
 # the events given cannot make more at once however long they are.
@@ -42,10 +42,6 @@ _LOWER_TO_ASCII: Final = {"\u0130": "i", "\u212a": "k"}
 WORD_PATTERN: Final = "[A-Za-z0-9]+"
 _WORD: Final = re.compile(WORD_PATTERN)
 _FOLD: Final = str.maketrans(_LOWER_TO_ASCII)
-_POSTINGS: Final = pa.schema(
-    [("doc", pa.int64()), ("term_no", pa.int32()), ("tf", pa.int32()), ("dl", pa.int32())]
-)
-_VOCABULARY: Final = pa.schema([("term_no", pa.int32()), ("term", pa.string())])
 
 __all__ = ["BatchTerms", "BatchTokenizer", "postings", "query_words", "term_sql"]
 
@@ -109,8 +105,13 @@ def postings(events: pa.Table, stem: duckdb.DuckDBPyConnection | None) -> tuple[
     in one 64-bit number; the slices' terms are then encoded together and numbered once
     for all the events."""
     import polars as pl
+    import pyarrow as pa
     import pyarrow.compute as pc
 
+    postings_schema = pa.schema(
+        [("doc", pa.int64()), ("term_no", pa.int32()), ("tf", pa.int32()), ("dl", pa.int32())]
+    )
+    vocabulary_schema = pa.schema([("term_no", pa.int32()), ("term", pa.string())])
     # Consecutive rows holding about SLICE_CHARS of indexed text, each taken into polars
     # on its own (the events' text is never copied whole) and counted before the next:
     # a slice keeps only its terms and its postings over their numbers, (doc, term, tf),
@@ -137,7 +138,7 @@ def postings(events: pa.Table, stem: duckdb.DuckDBPyConnection | None) -> tuple[
                 occurrences = term_of_word.gather(pl.Series(encoded.indices))
                 slices.append((terms, _counted(words.get_column("doc"), occurrences, len(terms))))
     if not slices:
-        return _POSTINGS.empty_table(), _VOCABULARY.empty_table()
+        return postings_schema.empty_table(), vocabulary_schema.empty_table()
     # Every distinct term of the events once: the slices' terms encoded together give
     # one dictionary and, slice by slice, each term's number in it; a term's number is
     # its rank in that dictionary's order, from one.
@@ -151,7 +152,7 @@ def postings(events: pa.Table, stem: duckdb.DuckDBPyConnection | None) -> tuple[
         made.append(counted.select("doc", terms_of, "tf"))
     postings = pl.concat(made).with_columns(pl.col("tf").sum().over("doc").alias("dl"))
     vocabulary = pl.DataFrame({"term_no": term_no, "term": dictionary}).sort("term_no")
-    return postings.to_arrow().cast(_POSTINGS), vocabulary.to_arrow().cast(_VOCABULARY)
+    return postings.to_arrow().cast(postings_schema), vocabulary.to_arrow().cast(vocabulary_schema)
 
 
 def _terms(words: pa.Array, stem: duckdb.DuckDBPyConnection | None) -> tuple[pa.Array, pl.Series]:
@@ -221,6 +222,8 @@ def _stems(words: pa.Array, stem: duckdb.DuckDBPyConnection | None) -> pa.Array:
     ``stem`` is ``None``."""
     if stem is None:
         return words
+    import pyarrow as pa
+
     stem.register("words", pa.table({"token": words}))
     try:
         term = term_sql("token", stemming=True)

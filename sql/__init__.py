@@ -1,4 +1,8 @@
-"""Schema migrations and named queries, shipped as package data and loaded by name."""
+"""Schema migrations and named queries, shipped as package data and loaded by name.
+
+The files are read next to this module (the package is always installed as files, never
+zipped): importlib.resources would load tempfile and random with it, a few milliseconds
+of every command that reads the catalog."""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from functools import cache
-from importlib.resources import files
+from pathlib import Path
 from typing import Final
 
 # Characters of each event the search index reads: a 4 MiB tool output would otherwise
@@ -21,10 +25,13 @@ STOP_WORDS: Final = (
 )  # fmt: skip
 
 
+_HERE: Final = Path(__file__).parent
+
+
 @cache
 def query(name: str) -> str:
     """The text of ``queries/<name>.sql``."""
-    return files(__name__).joinpath("queries", f"{name}.sql").read_text(encoding="utf-8")
+    return (_HERE / "queries" / f"{name}.sql").read_text(encoding="utf-8")
 
 
 def latest_migration() -> int:
@@ -32,7 +39,7 @@ def latest_migration() -> int:
     reads (its file names only, no file is read)."""
     return max(
         int(entry.name[:3])
-        for entry in files(__name__).iterdir()
+        for entry in _HERE.iterdir()
         if entry.name.endswith(".sql") and entry.name[:3].isdigit()
     )
 
@@ -40,7 +47,7 @@ def latest_migration() -> int:
 def migrations() -> list[tuple[int, str, str]]:
     """Every numbered migration as ``(version, file name, sql)``, in order."""
     out = []
-    for entry in files(__name__).iterdir():
+    for entry in _HERE.iterdir():
         name = entry.name
         if name.endswith(".sql") and name[:3].isdigit():
             out.append((int(name[:3]), name, entry.read_text(encoding="utf-8")))
@@ -54,7 +61,7 @@ VIEWS: Final = ("usage_costed", "usage_daily", "session_rollup")
 def views() -> list[tuple[str, str]]:
     """Every public view as ``(name, sql)`` from ``views/<name>.sql``, in creation order."""
     return [
-        (name, files(__name__).joinpath("views", f"{name}.sql").read_text(encoding="utf-8"))
+        (name, (_HERE / "views" / f"{name}.sql").read_text(encoding="utf-8"))
         for name in VIEWS
     ]
 

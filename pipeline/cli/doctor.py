@@ -1,7 +1,5 @@
 """``agentlake doctor``: why a session is missing, and the catalog's health."""
 
-from __future__ import annotations
-
 import os
 from typing import Annotated
 

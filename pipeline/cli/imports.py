@@ -1,8 +1,6 @@
 """``agentlake import``, ``index`` and ``sources``: the commands that plan, import and
 publish (the writer's side)."""
 
-from __future__ import annotations
-
 import os
 import sys
 from dataclasses import replace
@@ -33,21 +31,21 @@ def register(app: typer.Typer) -> None:
 class _BarReporter:
     """Progress bar over the bytes the plan will read (only on a TTY)."""
 
-    def __init__(self, progress: rich.progress.Progress) -> None:
+    def __init__(self, progress: "rich.progress.Progress") -> None:
         self.progress = progress
         self.task = progress.add_task("import", total=None)
 
-    def planned(self, plan: Plan) -> None:
+    def planned(self, plan: "Plan") -> None:
         self.progress.update(self.task, total=plan.bytes_to_read, description="importing")
 
-    def advanced(self, source: PlannedSource, nbytes: int) -> None:
+    def advanced(self, source: "PlannedSource", nbytes: int) -> None:
         self.progress.advance(self.task, nbytes)
 
     def phase(self, name: str) -> None:
         self.progress.update(self.task, description=name)
 
 
-def _import_with_progress(options: ImportOptions, mode: ProgressMode = "auto") -> ImportResult:
+def _import_with_progress(options: "ImportOptions", mode: ProgressMode = "auto") -> "ImportResult":
     from agentlake.ingest.signals import stop_on_signals
 
     from .consoles import err
@@ -60,7 +58,7 @@ def _print_line(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def _import_reporting(options: ImportOptions, mode: ProgressMode) -> ImportResult:
+def _import_reporting(options: "ImportOptions", mode: ProgressMode) -> "ImportResult":
     from agentlake.ingest.run import run_import
 
     if mode == "lines":
@@ -90,7 +88,7 @@ def _import_reporting(options: ImportOptions, mode: ProgressMode) -> ImportResul
         return run_import(options, _BarReporter(progress))
 
 
-def _warn_roots(plan: Plan) -> None:
+def _warn_roots(plan: "Plan") -> None:
     from .consoles import err
 
     for root in plan.roots:
@@ -101,7 +99,7 @@ def _warn_roots(plan: Plan) -> None:
                   "(--format names it)", highlight=False)  # fmt: skip
 
 
-def _print_plan(plan: Plan) -> None:
+def _print_plan(plan: "Plan") -> None:
     from .consoles import err, out
     from .render.imports import render_plan
 

@@ -1,7 +1,5 @@
 """``agentlake prices``: refresh and list the prices costs are computed with."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

@@ -1,7 +1,5 @@
 """``agentlake providers``: the provider registry as a conformance matrix."""
 
-from __future__ import annotations
-
 import os
 
 import typer

@@ -1,8 +1,6 @@
 """``agentlake report``: token usage and cost reports, ``--unpriced`` and ``limits``.
 The reports module (and polars with it) loads only once a report runs."""
 
-from __future__ import annotations
-
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated
@@ -47,7 +45,7 @@ def _filter(
     provider: str | None,
     model: str | None = None,
     project: str | None = None,
-) -> ReportFilter:
+) -> "ReportFilter":
     from agentlake.read.reports import ReportFilter
 
     return ReportFilter(
@@ -112,7 +110,7 @@ def report_unpriced(
     guard(debug, action, wait=wait)
 
 
-_REPORT_HELP: dict[ReportKind, str] = {
+_REPORT_HELP: "dict[ReportKind, str]" = {
     "daily": "Token usage and cost per day.",
     "weekly": "Token usage and cost per week (Monday to Sunday).",
     "monthly": "Token usage and cost per month.",
@@ -123,7 +121,7 @@ _REPORT_HELP: dict[ReportKind, str] = {
 }
 
 
-def _report_command(kind: ReportKind) -> Callable[..., None]:
+def _report_command(kind: "ReportKind") -> Callable[..., None]:
     def command(
         tz: TzOpt = "UTC",
         since: SinceOpt = None,

@@ -1,7 +1,5 @@
 """``agentlake search``: full-text search over the imported events."""
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import Annotated
 

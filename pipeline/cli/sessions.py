@@ -1,7 +1,5 @@
 """``agentlake sessions``: list sessions and show one."""
 
-from __future__ import annotations
-
 import sys
 from datetime import datetime
 from typing import Annotated

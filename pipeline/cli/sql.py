@@ -1,7 +1,5 @@
 """``agentlake sql``: one read-only query over the workspace's views."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

@@ -30,15 +30,17 @@ from __future__ import annotations
 from bisect import bisect_left
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 from zoneinfo import ZoneInfo
 
 import polars as pl
 import pyarrow as pa
 
 from agentlake import sql
-from agentlake.load.price_overrides import PriceOverrides
 from agentlake.read.reports import TOKEN_COLUMNS, ReportFilter, report_connection
+
+if TYPE_CHECKING:
+    from agentlake.load.price_overrides import PriceOverrides
 
 _US_PER_MINUTE: Final = 60_000_000
 _US_PER_HOUR: Final = 60 * _US_PER_MINUTE
@@ -102,7 +104,7 @@ def blocks_report(
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=zone)
     now_us = (moment - _EPOCH) // timedelta(microseconds=1)
-    with report_connection(catalog, prices) as con:
+    with report_connection(catalog, prices, per_session=False) as con:
         for cell_us in _cell_widths(moment.astimezone(zone).utcoffset()):
             params = {**flt.params(workspace), "cell_us": cell_us}
             cells = pl.from_arrow(con.execute(sql.query("report_blocks"), params).to_arrow_table())

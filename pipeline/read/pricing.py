@@ -4,14 +4,16 @@ them from the bundled genai-prices snapshot or, when the network allows, its fee
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from agentlake import sql
-from agentlake.load.catalog import open_for_write
-from agentlake.load.price_overrides import PriceOverrides, open_priced
+from agentlake.load.catalog import open_for_write, open_priced
 from agentlake.load.prices import PriceRefresh, refresh_prices_from
+
+if TYPE_CHECKING:
+    from agentlake.load.price_overrides import PriceOverrides
 
 
 def list_prices(

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import duckdb
 import orjson
 import pyarrow as pa
 
 from agentlake.errors import ConfigurationError
-from agentlake.load.price_overrides import PriceOverrides, open_priced
+from agentlake.load.catalog import open_priced
+
+if TYPE_CHECKING:
+    from agentlake.load.price_overrides import PriceOverrides
 
 # Views of one workspace's rows, under the names of the catalog's tables and views.
 SCOPED_TABLES: Final = (

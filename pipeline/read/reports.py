@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Any, Final, Literal, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import duckdb
@@ -29,8 +29,11 @@ import pyarrow as pa
 
 from agentlake import sql
 from agentlake.errors import ConfigurationError
-from agentlake.load.price_overrides import PriceOverrides, open_priced
+from agentlake.load.catalog import open_priced
 from agentlake.read.names import provider_id
+
+if TYPE_CHECKING:
+    from agentlake.load.price_overrides import PriceOverrides
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,22 +73,26 @@ class ReportFilter:
 
 @contextmanager
 def report_connection(
-    catalog: Path, prices: PriceOverrides | None = None
+    catalog: Path, prices: PriceOverrides | None = None, *, per_session: bool = True
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-only connection to the catalog with the ``report_calls`` macro (the calls)
-    and the ``report_sessions`` macro (their roll-up per session and model) defined, and
-    the user's ``prices`` (if any) in force for its queries. Use them as ``FROM
-    report_calls($workspace, $tz, $since, $until, $provider, $model, $project)`` with
-    :meth:`ReportFilter.params`."""
+    and, with ``per_session``, the ``report_sessions`` macro (their roll-up per session
+    and model) defined, and the user's ``prices`` (if any) in force for its queries. Use
+    them as ``FROM report_calls($workspace, $tz, $since, $until, $provider, $model,
+    $project)`` with :meth:`ReportFilter.params`. (Defining a macro is a few
+    milliseconds of binding: a report that does not read one does without it.)"""
     with open_priced(catalog, prices) as con:
         con.execute(sql.query("report_calls"))
-        con.execute(sql.query("report_sessions"))
+        if per_session:
+            con.execute(sql.query("report_sessions"))
         yield con
 
 
 ReportKind = Literal["daily", "weekly", "monthly", "session", "model", "project", "blocks"]
 REPORT_KINDS: Final[tuple[ReportKind, ...]] = get_args(ReportKind)
 _UNITS: Final = {"daily": "day", "weekly": "week", "monthly": "month"}
+# The reports whose query reads the calls summed per session (the report_sessions macro).
+_PER_SESSION: Final = ("session", "project")
 # The columns that identify a row of each report (the rest are measures).
 _KEYS: Final[dict[str, tuple[str, ...]]] = {
     "daily": ("period",),
@@ -201,7 +208,7 @@ def report(
         query = sql.query("report_session_rollup" if rollup else f"report_{kind}")
     index_only = None
     parts = None
-    with report_connection(catalog, prices) as con:
+    with report_connection(catalog, prices, per_session=kind in _PER_SESSION) as con:
         try:
             con.execute(sql.query("report_detail").replace("/* query */", query), params)
             if kind == "model":
@@ -306,5 +313,5 @@ def unpriced(
 ) -> pa.Table:
     """Models of the calls inside ``flt`` that have no price (their cost is NULL), with
     their calls and token volume, most tokens first."""
-    with report_connection(catalog, prices) as con:
+    with report_connection(catalog, prices, per_session=False) as con:
         return con.execute(sql.query("report_unpriced"), flt.params(workspace)).to_arrow_table()

@@ -355,3 +355,30 @@ def test_session_of_another_workspace_reads_like_an_unknown_id(
         cli, SID, "--home", empty, "--catalog", catalog, "--workspace", "elsewhere"
     )
     assert code == 0 and found["rows"]["events"] == 6
+
+
+def test_checkpoints_are_read_only_for_sources_it_discovers(
+    cli: CliRunner, home: Path, catalog: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """doctor on a home where no provider root holds a file (another machine than the
+    imports') reads none of the catalog's checkpoints; where it discovers the imported
+    files it finds them unchanged."""
+    from agentlake.load.checkpoint import load_checkpoints
+    from agentlake.read.doctor import catalog_health, diagnose
+
+    assert _import(cli, home, catalog) == 0
+    read: list[str] = []
+
+    def counted(con: duckdb.DuckDBPyConnection, workspace: str) -> Any:
+        read.append(workspace)
+        return load_checkpoints(con, workspace)
+
+    monkeypatch.setattr(catalog_health, "load_checkpoints", counted)
+    empty = tmp_path / "elsewhere"
+    empty.mkdir()
+    report = diagnose(catalog, "default", home=empty, env={})
+    assert read == [] and report.catalog.tables["sources"] == 2
+    report = diagnose(catalog, "default", home=home, env={})
+    assert read == ["default"]
+    claude = next(p for p in report.providers if p.provider == "claude-code")
+    assert claude.continuity["unchanged"] == 2

@@ -413,3 +413,21 @@ def test_prices_refresh_offline_materializes_the_bundled_snapshot(calls: Calls) 
     doc = json.loads(CliRunner().invoke(app, args).stdout)
     assert doc["refreshed"] is True and doc["source"] == "bundled"
     assert doc["models"] > 100 and doc["label"].startswith("genai-prices ")
+
+
+def test_only_the_per_session_reports_define_their_macro(demo_catalog: Path) -> None:
+    """The session roll-up macro is defined for the reports that read it (binding it is
+    a few milliseconds of every other report), and they read it."""
+    from agentlake.read.reports import report_connection
+
+    per_session = (
+        "SELECT count(*) FROM report_sessions('default', 'UTC', NULL, NULL, NULL, NULL, NULL)"
+    )
+    with report_connection(demo_catalog, per_session=False) as con:
+        with pytest.raises(duckdb.CatalogException):
+            con.execute(per_session)
+        assert con.execute(per_session.replace("report_sessions", "report_calls")).fetchone()
+    with report_connection(demo_catalog) as con:
+        assert con.execute(per_session).fetchone()
+    for kind in ("session", "project"):
+        assert report(demo_catalog, "default", kind, ReportFilter()).rows.num_rows > 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, get_args
 
@@ -18,7 +18,7 @@ from agentlake.extract.providers import ProviderSpec
 from agentlake.extract.sources import Root
 from agentlake.ingest.plan import Plan, make_plan, refusal_code, select_providers
 from agentlake.load.catalog import open_for_read
-from agentlake.load.checkpoint import Continuity, load_checkpoints
+from agentlake.load.checkpoint import Checkpoint, Continuity, load_checkpoints
 
 from .values import (
     RECENT_IMPORTS,
@@ -61,7 +61,7 @@ def diagnose(
         plan = make_plan({}, workspace=workspace, home=home, env=env, providers=specs)
         return _report(workspace, home, env, specs, plan, (), (), CatalogCheck(catalog, False))
     with open_for_read(catalog) as con:
-        checkpoints = load_checkpoints(con, workspace)
+        checkpoints = CheckpointsWhenAsked(con, workspace)
         plan = make_plan(checkpoints, workspace=workspace, home=home, env=env, providers=specs)
         params = {"workspace": workspace, "providers": wanted}
         catalog_refused = con.execute(sql.query("doctor_refused_sources"), params).fetchall()
@@ -71,6 +71,31 @@ def diagnose(
         )
         check = _catalog_check(con, catalog, workspace, recent_imports, deep=deep)
     return _report(workspace, home, env, specs, plan, catalog_refused, rejects, check)
+
+
+class CheckpointsWhenAsked(Mapping[str, Checkpoint]):
+    """The checkpoints of ``workspace`` in the catalog on ``con``, read at the first
+    lookup: the planner looks one up per source it discovers, so where no provider root
+    holds a file (doctor on another machine than the imports') none is read."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, workspace: str) -> None:
+        self._con = con
+        self._workspace = workspace
+        self._loaded: dict[str, Checkpoint] | None = None
+
+    def _all(self) -> dict[str, Checkpoint]:
+        if self._loaded is None:
+            self._loaded = load_checkpoints(self._con, self._workspace)
+        return self._loaded
+
+    def __getitem__(self, source_id: str) -> Checkpoint:
+        return self._all()[source_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
 
 
 def _report(
