@@ -134,6 +134,8 @@ class Report:
     totals: dict[str, Any]
     rollup: bool = False
     index_only: pa.Table | None = None
+    # Providers among the rows whose usage rows are session totals, not calls.
+    per_session: tuple[str, ...] = ()
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -166,6 +168,8 @@ class Report:
         doc[ROWS_KEY[self.kind]] = rows
         if self.index_only is not None and self.index_only.num_rows:
             doc["index_only"] = self.index_only.to_pylist()
+        if self.per_session:
+            doc["per_session_providers"] = list(self.per_session)
         doc["totals"] = self.totals
         return doc
 
@@ -211,9 +215,14 @@ def report(
     with report_connection(catalog, prices, per_session=kind in _PER_SESSION) as con:
         try:
             con.execute(sql.query("report_detail").replace("/* query */", query), params)
+            per_session = tuple(
+                str(p) for (p,) in con.execute(
+                    sql.query("report_per_session"), {"workspace": workspace}
+                ).fetchall()
+            )  # fmt: skip
             if kind == "model":
                 rows = _settled(con, order="arrival")
-                return Report(kind, flt, rows, None, _totals(rows))
+                return Report(kind, flt, rows, None, _totals(rows), per_session=per_session)
             rows = _rolled_up(con, _KEYS[kind], order=_ROW_ORDER.get(kind, "min(arrival)"))
             if breakdown:
                 order = "provider, session_id, model" if kind == "session" else "arrival"
@@ -224,7 +233,8 @@ def report(
                 ).to_arrow_table()
         finally:
             con.execute("DROP TABLE IF EXISTS temp.report_detail")
-    return Report(kind, flt, rows, parts, _totals(rows), rollup=rollup, index_only=index_only)
+    return Report(kind, flt, rows, parts, _totals(rows), rollup=rollup, index_only=index_only,
+                  per_session=per_session)  # fmt: skip
 
 
 # The order of the rows of the reports that do not list them as their keys first appear.

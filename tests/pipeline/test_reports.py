@@ -70,6 +70,7 @@ class Calls:
         input: int = 100,
         output: int = 10,
         workspace: str = "default",
+        per_session: bool = False,
     ) -> None:
         self.pending.append(dict(locals(), self=None))
 
@@ -81,10 +82,10 @@ class Calls:
                     "INSERT INTO usage (call_id, workspace, provider, session_id, ts, model, "
                     "input_tokens, cache_write_tokens, cache_write_1h_tokens, cache_read_tokens, "
                     "output_tokens, reasoning_tokens, total_tokens, source_id, source_offset, "
-                    "import_id) VALUES (?, ?, ?, ?, CAST(? AS TIMESTAMPTZ), ?, ?, 0, 0, 0, ?, 0, "
-                    "?, 'src', 0, 1)",
+                    "import_id, per_session) VALUES (?, ?, ?, ?, CAST(? AS TIMESTAMPTZ), ?, ?, "
+                    "0, 0, 0, ?, 0, ?, 'src', 0, 1, ?)",
                     [f"c{i}", c["workspace"], c["provider"], c["session"], c["ts"], c["model"],
-                     c["input"], c["output"], c["input"] + c["output"]],
+                     c["input"], c["output"], c["input"] + c["output"], c["per_session"]],
                 )  # fmt: skip
                 con.execute(
                     "INSERT INTO sessions (workspace, provider, session_id, project_path, title) "
@@ -175,6 +176,26 @@ def test_unknown_model_costs_null_and_is_listed_as_unpriced(
     ]
     only_unpriced = report(catalog, "default", "model", ReportFilter(model="house"))
     assert only_unpriced.totals["cost_usd"] is None  # not 0
+
+
+def test_reports_name_the_providers_whose_rows_are_session_totals(calls: Calls) -> None:
+    """A provider that records only session totals has rows that are not calls: the
+    report says which of its providers those are, in JSON and on the terminal."""
+    calls.add("2026-03-01T10:00:00Z")
+    calls.add("2026-03-01T11:00:00Z", provider="copilot", model="gpt-5-mini", per_session=True)
+    calls.add("2026-04-01T11:00:00Z", provider="factory", model="gpt-5-mini", per_session=True)
+    catalog = calls.catalog
+    daily = report(catalog, "default", "daily", ReportFilter())
+    assert daily.per_session == ("copilot", "factory")
+    assert daily.to_json()["per_session_providers"] == ["copilot", "factory"]
+    march = report(catalog, "default", "daily", ReportFilter(until=date(2026, 3, 31)))
+    assert march.per_session == ("copilot",)  # factory's row is outside the filter
+    only_claude = report(catalog, "default", "model", ReportFilter(provider="claude-code"))
+    assert only_claude.per_session == () and "per_session_providers" not in only_claude.to_json()
+    result = CliRunner().invoke(app, ["report", "monthly", "--catalog", str(catalog)],
+                                env={"COLUMNS": "120"})  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "copilot, factory: tokens are per-session totals" in result.output
 
 
 def test_other_workspaces_are_invisible(calls: Calls) -> None:

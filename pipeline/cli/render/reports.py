@@ -233,6 +233,12 @@ def _footnotes(console: Console, report: Report) -> None:
             style="yellow",
             highlight=False,
         )
+    if report.per_session:
+        console.print(
+            f"{', '.join(report.per_session)}: tokens are per-session totals (the agent "
+            "records no per-call counts), one row per session and model, not calls",
+            highlight=False,
+        )
     if report.kind == "blocks":
         _active_block(console, report.rows)
 
