@@ -14,7 +14,6 @@ import shutil
 from pathlib import Path
 from typing import Any, cast
 
-import duckdb
 import pytest
 
 from agentlake.extract.adapter import FormatDrift, InvalidRecord, SourceContext
@@ -22,8 +21,9 @@ from agentlake.extract.providers import by_id, copilot, copilot_fields, copilot_
 from agentlake.extract.rows import RowSink
 from agentlake.extract.sources import SourceFile
 from agentlake.ingest.plan import make_plan
-from agentlake.ingest.run import ImportOptions, ImportResult, run_import
+from agentlake.ingest.run import ImportResult
 from tests.conftest import CONFORMANCE, FIXTURES
+from tests.extract.catalogs import catalog_rows, import_provider
 
 SPEC = by_id("copilot")
 HOME = FIXTURES / "copilot" / "contract_all_record_types"
@@ -40,18 +40,10 @@ SPLITRAIL = CONFORMANCE / "Piebald-AI__splitrail/src/analyzers/tests/source_data
 
 
 def _import(home: Path, catalog: Path, env: dict[str, str] | None = None) -> ImportResult:
-    return run_import(
-        ImportOptions(catalog=catalog, workspace="default", home=home, env=env or {},
-                      providers=("copilot",), build_index=False)
-    )  # fmt: skip
+    return import_provider("copilot", home, catalog, env)
 
 
-def _rows(catalog: Path, sql: str) -> list[tuple[Any, ...]]:
-    con = duckdb.connect(str(catalog), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
+_rows = catalog_rows
 
 
 USAGE = (

@@ -8,13 +8,13 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
 
 from agentlake.extract.providers import devin_desktop, resolve
 from agentlake.ingest.files import NamedFile, export_format, guess_format
 from agentlake.ingest.run import ImportOptions, ImportResult, run_import
 from tests.conftest import CONFORMANCE, FIXTURES
+from tests.extract.catalogs import catalog_rows
 
 HOME = FIXTURES / "devin-desktop" / "contract_all_record_types"
 TRAJ_A = HOME / ".windsurf" / "transcripts" / "traj-0a1b2c.jsonl"
@@ -28,12 +28,7 @@ def _import(catalog: Path, home: Path, *files: NamedFile) -> ImportResult:
                                     build_index=False, **options))  # fmt: skip
 
 
-def _rows(catalog: Path, sql: str) -> list[tuple[Any, ...]]:
-    con = duckdb.connect(str(catalog), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
+_rows = catalog_rows
 
 
 @pytest.mark.parametrize(

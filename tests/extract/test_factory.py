@@ -14,7 +14,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
 
 from agentlake.extract.adapter import FormatDrift, InvalidRecord
@@ -22,8 +21,9 @@ from agentlake.extract.providers import by_id, factory, factory_settings, resolv
 from agentlake.extract.rows import RowSink
 from agentlake.extract.sources import SourceFile
 from agentlake.ingest.plan import make_plan
-from agentlake.ingest.run import ImportOptions, ImportResult, run_import
+from agentlake.ingest.run import ImportResult
 from tests.conftest import CONFORMANCE, FIXTURES
+from tests.extract.catalogs import catalog_rows, import_provider
 from tests.pipeline.helpers import snapshot
 
 SPEC = by_id("factory")
@@ -44,18 +44,10 @@ def _home(name: str, tmp: Path) -> Path:
 
 
 def _import(home: Path, catalog: Path, env: dict[str, str] | None = None) -> ImportResult:
-    return run_import(
-        ImportOptions(catalog=catalog, workspace="default", home=home, env=env or {},
-                      providers=("factory",), build_index=False)
-    )  # fmt: skip
+    return import_provider("factory", home, catalog, env)
 
 
-def _rows(catalog: Path, sql: str) -> list[tuple[Any, ...]]:
-    con = duckdb.connect(str(catalog), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
+_rows = catalog_rows
 
 
 def _usage(catalog: Path) -> list[tuple[Any, ...]]:

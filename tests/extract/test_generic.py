@@ -6,15 +6,14 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
-import duckdb
 import pytest
 
 from agentlake.errors import ConfigurationError
 from agentlake.ingest.files import NamedFile, guess_format, plan_files
 from agentlake.ingest.run import ImportOptions, ImportResult, run_import
 from tests.conftest import CONFORMANCE, FIXTURES, CliRunner
+from tests.extract.catalogs import catalog_rows
 
 HOME = FIXTURES / "generic" / "all_record_shapes"
 LAPTOP = HOME / "laptop-export.jsonl"
@@ -27,12 +26,7 @@ def _import(catalog: Path, *paths: Path, fmt: str | None = None) -> ImportResult
                                     env={}, build_index=False, files=files))  # fmt: skip
 
 
-def _rows(catalog: Path, sql: str) -> list[tuple[Any, ...]]:
-    con = duckdb.connect(str(catalog), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
+_rows = catalog_rows
 
 
 def test_every_kind_maps_to_its_event(tmp_path: Path) -> None:

@@ -16,7 +16,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -29,6 +28,7 @@ from agentlake.ingest.files import NamedFile, guess_format
 from agentlake.ingest.plan import make_plan
 from agentlake.ingest.run import ImportOptions, ImportResult, run_import
 from tests.conftest import CONFORMANCE, FIXTURES
+from tests.extract.catalogs import catalog_rows
 from tests.extract.test_fuzz import MUTATIONS
 from tests.extract.test_fuzz import _account as account
 
@@ -61,12 +61,7 @@ def _import(
     )  # fmt: skip
 
 
-def _rows(catalog: Path, sql: str) -> list[tuple[Any, ...]]:
-    con = duckdb.connect(str(catalog), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
+_rows = catalog_rows
 
 
 def _kinds(catalog: Path, session: str | None = None) -> dict[str, int]:

@@ -25,8 +25,9 @@ from agentlake.extract.providers import by_id, openclaw, openclaw_store, resolve
 from agentlake.extract.providers.openclaw_records import RecordMapper, session_id_of
 from agentlake.extract.rows import RowSink
 from agentlake.ingest.plan import make_plan
-from agentlake.ingest.run import ImportOptions, ImportResult, run_import
+from agentlake.ingest.run import ImportResult
 from tests.conftest import CONFORMANCE, FIXTURES
+from tests.extract.catalogs import import_provider
 
 SPEC = by_id("openclaw")
 HERE = FIXTURES / "openclaw"
@@ -49,10 +50,7 @@ def _home(name: str, tmp: Path) -> Path:
 
 
 def _import(home: Path, catalog: Path, env: dict[str, str] | None = None) -> ImportResult:
-    return run_import(
-        ImportOptions(catalog=catalog, workspace="default", home=home, env=env or {},
-                      providers=("openclaw",), build_index=False)
-    )  # fmt: skip
+    return import_provider("openclaw", home, catalog, env)
 
 
 def _rows(catalog: Path, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:

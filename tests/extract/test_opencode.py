@@ -15,7 +15,6 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
 
 from agentlake.extract.adapter import FormatDrift, InvalidRecord
@@ -36,6 +35,7 @@ from agentlake.ingest.files import NamedFile, guess_format
 from agentlake.ingest.plan import make_plan
 from agentlake.ingest.run import ImportOptions, ImportResult, run_import
 from tests.conftest import CONFORMANCE, FIXTURES
+from tests.extract.catalogs import catalog_rows, import_provider
 from tests.pipeline.helpers import snapshot
 
 SPEC = by_id("opencode")
@@ -58,18 +58,10 @@ def _home(tmp: Path, name: str = "contract_all_record_types") -> Path:
 
 
 def _import(home: Path, catalog: Path, env: dict[str, str] | None = None) -> ImportResult:
-    return run_import(
-        ImportOptions(catalog=catalog, workspace="default", home=home, env=env or {},
-                      providers=("opencode",), build_index=False)
-    )  # fmt: skip
+    return import_provider("opencode", home, catalog, env)
 
 
-def _rows(catalog: Path, sql: str) -> list[tuple[Any, ...]]:
-    con = duckdb.connect(str(catalog), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
+_rows = catalog_rows
 
 
 def _write(path: Path, record: Any) -> None:

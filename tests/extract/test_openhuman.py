@@ -8,13 +8,13 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
 
 from agentlake.extract.providers import openhuman, openhuman_export
 from agentlake.ingest.files import NamedFile, guess_format
 from agentlake.ingest.run import ImportOptions, ImportResult, run_import
 from tests.conftest import CONFORMANCE, FIXTURES
+from tests.extract.catalogs import catalog_rows
 
 HOME = FIXTURES / "openhuman" / "contract_all_record_types"
 EXPORT = FIXTURES / "openhuman" / "exports" / "enriched_session.jsonl"
@@ -33,12 +33,7 @@ def _import(
                                     env=env or {}, build_index=False, **options))  # fmt: skip
 
 
-def _rows(catalog: Path, sql: str) -> list[tuple[Any, ...]]:
-    con = duckdb.connect(str(catalog), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
+_rows = catalog_rows
 
 
 def _write(path: Path, records: list[dict[str, Any]]) -> None:

@@ -14,7 +14,6 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
 
 from agentlake.errors import ConfigurationError
@@ -27,6 +26,7 @@ from agentlake.ingest.plan import make_plan
 from agentlake.ingest.run import ImportOptions, ImportResult, run_import
 from fixtures.warp.store import HERE, STATE, STORES, build_store, dump
 from tests.conftest import CONFORMANCE
+from tests.extract.catalogs import catalog_rows
 
 SPEC = by_id("warp")
 EXPORTS = HERE / "exports"
@@ -56,12 +56,7 @@ def _import(catalog: Path, home: Path | None = None, *files: NamedFile,
     )  # fmt: skip
 
 
-def _rows(catalog: Path, sql: str) -> list[tuple[Any, ...]]:
-    con = duckdb.connect(str(catalog), read_only=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
+_rows = catalog_rows
 
 
 def _map(path: Path, con: sqlite3.Connection | None = None) -> tuple[RowSink, int]:
