@@ -23,7 +23,8 @@ read again from that checkpoint (e.g. Codex's running token totals).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
@@ -145,6 +146,23 @@ class TextDocumentAdapter(Protocol):
         :class:`FormatDrift` for an unknown major format version.
         """
         ...
+
+
+@contextmanager
+def one_snapshot(con: sqlite3.Connection) -> Iterator[None]:
+    """Every query inside reads one snapshot of the database: a read transaction
+    (``BEGIN`` … ``ROLLBACK``), so a store its agent writes meanwhile (WAL mode) is never
+    seen half-way between two of its transactions. Within a transaction already open it
+    adds nothing (the runner opens one around every database adapter)."""
+    if con.in_transaction:
+        yield
+        return
+    con.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if con.in_transaction:
+            con.execute("ROLLBACK")
 
 
 class DatabaseAdapter(Protocol):

@@ -28,6 +28,7 @@ from .adapter import (
     SourceContext,
     TextDocumentAdapter,
     UnknownRecord,
+    one_snapshot,
 )
 from .digests import bytes_digest
 from .jsonl import LineBatch, RecordLimits, Reject, parse_line, read_lines, take_lines
@@ -285,7 +286,8 @@ def _map_text(
 def _extract_database(
     adapter: DatabaseAdapter, ctx: SourceContext, source: SourceFile
 ) -> Iterator[ExtractBatch]:
-    """A SQLite database opened read-only (``mode=ro``); the adapter runs its queries."""
+    """A SQLite database opened read-only (``mode=ro``); the adapter runs its queries,
+    all in one read transaction (:func:`one_snapshot`)."""
     sink, outcomes, rejects = RowSink(), Counter[str](), list[Reject]()
     with open_regular(source.path):
         pass  # readable, and a regular file (SQLite's own open would block on a FIFO)
@@ -294,7 +296,8 @@ def _extract_database(
     except sqlite3.Error as exc:
         raise _refused("SOURCE_UNREADABLE", source, f"SQLite cannot open it ({exc})") from None
     try:
-        outcomes["mapped"] += adapter.map_database(con, ctx, sink)
+        with one_snapshot(con):
+            outcomes["mapped"] += adapter.map_database(con, ctx, sink)
     except sqlite3.OperationalError as exc:
         # Locked by its agent, or unreadable: the file itself may be sound.
         raise _refused("SOURCE_UNREADABLE", source, f"SQLite cannot read it ({exc})") from None

@@ -52,6 +52,7 @@ from ..adapter import (
     NotThisFormat,
     RecordOutcome,
     SourceContext,
+    one_snapshot,
 )
 from ..rows import RowSink
 from ..sources import RelParts, Root, SourceFile, rel_parts
@@ -225,11 +226,8 @@ class StateDbAdapter:
         # Text that is not UTF-8 is read with replacement characters: one bad row must
         # not make the whole store unreadable.
         con.text_factory = _lenient_text
-        con.execute("BEGIN")
-        try:
+        with one_snapshot(con):
             return self._read(con, sink)
-        finally:
-            con.execute("ROLLBACK")
 
     def _read(self, con: sqlite3.Connection, sink: RowSink) -> int:
         tables = {

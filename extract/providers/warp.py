@@ -69,7 +69,7 @@ from typing import Any, Final
 
 import orjson
 
-from ..adapter import FormatDrift, SourceContext
+from ..adapter import FormatDrift, SourceContext, one_snapshot
 from ..rows import RowSink
 from ..sources import RelParts, Root, SourceFile
 from ..values import json_text, token_count
@@ -208,8 +208,7 @@ class WarpStoreAdapter:
     def map_database(self, con: sqlite3.Connection, ctx: SourceContext, sink: RowSink) -> int:
         """Emit events, sessions and per-session totals; returns the rows read. All
         queries run in one read transaction: one consistent snapshot of the WAL store."""
-        con.execute("BEGIN")
-        try:
+        with one_snapshot(con):
             tables = {
                 str(name).lower()
                 for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
@@ -233,9 +232,6 @@ class WarpStoreAdapter:
                 rows += self._conversations(con, conv_cols, conversations, sink)
             if block_cols is not None and "ai_metadata" in block_cols:
                 rows += self._blocks(con, block_cols, conversations, sink)
-        finally:
-            if con.in_transaction:
-                con.execute("ROLLBACK")
         for cid, c in conversations.items():
             sink.session(
                 cid, parent_session_id=c.parent, project_path=c.project, git_branch=c.branch,

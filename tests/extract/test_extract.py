@@ -225,3 +225,42 @@ def test_a_text_document_is_decoded_once_and_a_bad_one_is_one_reject(
     (batch,) = extract_source(spec, doc, start=0, stop=doc.size)
     assert [r.reason for r in batch.rejects] == ["INVALID_RECORD"]
     assert batch.rows.event_count == 0
+
+
+def test_every_database_adapter_reads_one_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runner opens one read transaction around a database adapter's queries, so a
+    store its agent writes meanwhile (WAL mode) is read as of one moment, whatever the
+    adapter; an adapter's own snapshot inside it adds nothing."""
+    import sqlite3
+
+    from agentlake.extract import extract as extract_module
+    from agentlake.extract.adapter import one_snapshot
+
+    db = tmp_path / "state.db"
+    writer = sqlite3.connect(db)
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("CREATE TABLE t (n INTEGER)")
+    writer.execute("INSERT INTO t VALUES (1)")
+    writer.commit()
+    seen: list[int] = []
+
+    class Reader:
+        def locate(self, source: SourceFile) -> SourceContext:
+            return SourceContext(source, "s")
+
+        def map_database(self, con: sqlite3.Connection, ctx: SourceContext, sink: RowSink) -> int:
+            with one_snapshot(con):  # nested: no second BEGIN
+                seen.append(con.execute("SELECT count(*) FROM t").fetchone()[0])
+            writer.execute("INSERT INTO t VALUES (2)")  # the agent writes between two reads
+            writer.commit()
+            seen.append(con.execute("SELECT count(*) FROM t").fetchone()[0])
+            return 1
+
+    st = db.stat()
+    source = SourceFile("p", db, tmp_path, "sqlite", "f", st.st_dev, st.st_ino, st.st_size,
+                        st.st_mtime_ns)  # fmt: skip
+    list(extract_module._extract_database(Reader(), Reader().locate(source), source))
+    assert seen == [1, 1]  # both reads see the store as it was when the first began
+    writer.close()
