@@ -142,12 +142,15 @@ class Plan:
                 for s in self.sources
             ],
             "bytes_to_read": self.bytes_to_read,
-            **(
-                {"guessed_formats": [{"path": p, "format": f} for p, f in self.guesses]}
-                if self.guesses
-                else {}
-            ),
+            **self.guesses_json(),
         }
+
+    def guesses_json(self) -> dict[str, Any]:
+        """``guessed_formats`` of the plan and of the import's receipt: each file named
+        without ``--format`` and the format its content was read as (none: no key)."""
+        if not self.guesses:
+            return {}
+        return {"guessed_formats": [{"path": p, "format": f} for p, f in self.guesses]}
 
 
 def select_providers(names: Sequence[str]) -> tuple[ProviderSpec, ...]:

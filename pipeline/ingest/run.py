@@ -171,11 +171,7 @@ class ImportResult:
             "index": None if self.index is None else self.index.to_json(),
             "peak_rss_bytes": self.peak_rss_bytes,
             "totals": self.totals(),
-            **(
-                {"guessed_formats": [{"path": p, "format": f} for p, f in self.plan.guesses]}
-                if self.plan.guesses
-                else {}
-            ),
+            **self.plan.guesses_json(),
             "sources": [
                 {
                     "provider": s.planned.provider,
