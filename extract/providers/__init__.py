@@ -28,6 +28,7 @@ from . import (
     generic,
     hermes,
     openclaw,
+    openclaw_export,
     openclaw_store,
     opencode,
     openhuman,
@@ -271,6 +272,14 @@ REGISTRY: tuple[ProviderSpec, ...] = (
                 openclaw_store.owns_store,
                 openclaw_store.TranscriptStoreAdapter(),
             ),
+            FormatSpec(
+                openclaw_export.FORMAT,
+                "byte-offset",
+                openclaw_export.owns_nothing,
+                openclaw_export.SnapshotAdapter(),
+                origin="export",
+                sniff=openclaw_export.sniff,
+            ),
         ),
         capabilities=frozenset({"discover", "stream", "tokens"}),
         adapter_version=openclaw.ADAPTER_VERSION,
@@ -281,6 +290,9 @@ REGISTRY: tuple[ProviderSpec, ...] = (
             "not JSON or hold impossible fields are skipped, not rejected",
             "openclaw-jsonl: .deleted./.reset. histories are read like live transcripts; "
             "records shared with another copy count once",
+            "openclaw-consistent-snapshot-jsonl: AIWG's projection, not written by OpenClaw; "
+            "incognito, remote-host-mismatch and inconsistent snapshots are rejected lines; "
+            "lossy projections are imported and say so in each session's header event",
         ),
     ),
     ProviderSpec(
