@@ -284,7 +284,11 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         capabilities=frozenset({"discover", "stream", "tokens"}),
         adapter_version=openclaw.ADAPTER_VERSION,
         fixtures=("fixtures/openclaw",),
-        tests=("tests/test_contract.py", "tests/extract/test_openclaw.py"),
+        tests=(
+            "tests/test_contract.py",
+            "tests/extract/test_openclaw.py",
+            "tests/extract/test_openclaw_export.py",
+        ),
         exceptions=(
             "openclaw-sqlite: a per-agent store read whole when it changes; rows that are "
             "not JSON or hold impossible fields are skipped, not rejected",

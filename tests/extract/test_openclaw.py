@@ -117,6 +117,7 @@ def test_registry_row() -> None:
     assert [(f.name, f.position_kind) for f in SPEC.formats] == [
         ("openclaw-jsonl", "byte-offset"),
         ("openclaw-sqlite", "sqlite"),
+        ("openclaw-consistent-snapshot-jsonl", "byte-offset"),
     ]
     assert SPEC.capabilities == {"discover", "stream", "tokens"}
     assert SPEC.fixtures == ("fixtures/openclaw",)
