@@ -41,7 +41,8 @@ AIWG = CONFORMANCE / "jmagly__ai-writing-guide/test/fixtures/sessions/openclaw"
 S1 = "7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c21"
 S2 = "4c3b2a19-0f8e-4d7c-8b6a-5f4e3d2c1b32"
 S3 = "1d2c3b4a-5e6f-4a7b-8c9d-0e1f2a3b4c43"
-A = "0f8e2c4a-1b3d-4e5f-9a7b-6c5d4e3f2a10"  # session A of all_record_types
+A = "0f8e2c4a-1b3d-4e5f-9a7b-6c5d4e3f2a10"  # session A of all_record_types (JSONL)
+D = "2b1a0f9e-8d7c-4b6a-9e5f-4d3c2b1a0f80"  # session D of all_record_types (SQLite store)
 _rows = catalog_rows
 _USAGE = (
     "SELECT count(*), sum(input_tokens), sum(cache_write_tokens), sum(cache_read_tokens), "
@@ -281,35 +282,33 @@ def test_a_session_twice_in_one_line_is_a_duplicate() -> None:
 
 
 def test_a_session_read_natively_and_from_a_snapshot_is_one_session(tmp_path: Path) -> None:
-    """overlap_main.jsonl holds three records of session A (a prompt, a reply with usage,
-    the compaction) and one record only it has: the native events and calls stand, the
-    snapshot adds its header and the new reply and call, whichever is read first."""
+    """overlap.jsonl holds three records of session A (JSONL: a prompt, a reply with
+    usage, the compaction) and one record only it has, then the prompt and the reply with
+    usage of session D (only in the agent's SQLite store): the native events and calls
+    stand; the snapshot adds two headers and its new reply and call, whichever is read
+    first."""
     home = tmp_path / "home"
     shutil.copytree(HERE / "all_record_types", home, symlinks=True)
     native = tmp_path / "native.duckdb"
     assert _import(native, home=home).exit_code == 0
     native_first, snapshot_first = tmp_path / "native-first.duckdb", tmp_path / "snap.duckdb"
     assert _import(native_first, home=home).exit_code == 0
-    assert _import(native_first, EXPORTS / "overlap_main.jsonl").exit_code == 0
-    assert _import(snapshot_first, EXPORTS / "overlap_main.jsonl").exit_code == 0
+    assert _import(native_first, EXPORTS / "overlap.jsonl").exit_code == 0
+    assert _import(snapshot_first, EXPORTS / "overlap.jsonl").exit_code == 0
     assert _import(snapshot_first, home=home).exit_code == 0
-    before = _kinds(native, A)
+    kinds_a, kinds_d = _kinds(native, A), _kinds(native, D)
     native_ids = set(_rows(native, "SELECT event_id FROM events"))
     native_calls = set(_rows(native, "SELECT call_id FROM usage"))
+    sessions = _rows(native, "SELECT count(*) FROM sessions")
+    n, inp, write, read, out, _, total = _rows(native, _USAGE)[0]
     for catalog in (native_first, snapshot_first):
-        after = _kinds(catalog, A)
-        assert after == {**before, "system": before["system"] + 1,
-                         "response": before["response"] + 1}  # fmt: skip
-        assert _rows(catalog, "SELECT count(*) FROM sessions") == _rows(
-            native, "SELECT count(*) FROM sessions"
-        )
-        native_usage = _rows(native, _USAGE)[0]
-        assert _rows(catalog, _USAGE) == [
-            (native_usage[0] + 1, native_usage[1] + 70, *native_usage[2:4],
-             native_usage[4] + 9, 0, native_usage[6] + 79)
-        ]  # fmt: skip
+        assert _kinds(catalog, A) == {**kinds_a, "system": kinds_a["system"] + 1,
+                                      "response": kinds_a["response"] + 1}  # fmt: skip
+        assert _kinds(catalog, D) == {**kinds_d, "system": kinds_d.get("system", 0) + 1}
+        assert _rows(catalog, "SELECT count(*) FROM sessions") == sessions
+        assert _rows(catalog, _USAGE) == [(n + 1, inp + 70, write, read, out + 9, 0, total + 79)]
         ids = set(_rows(catalog, "SELECT event_id FROM events"))
-        assert native_ids < ids and len(ids) == len(native_ids) + 2
+        assert native_ids < ids and len(ids) == len(native_ids) + 3
         calls = set(_rows(catalog, "SELECT call_id FROM usage"))
         assert native_calls < calls and len(calls) == len(native_calls) + 1
 
@@ -319,7 +318,7 @@ def test_a_session_read_natively_and_from_a_snapshot_is_one_session(tmp_path: Pa
 
 def test_format_is_guessed_for_snapshots_only() -> None:
     for name in ("snapshot.jsonl", "degraded.jsonl", "refused.jsonl", "unknown_major.jsonl",
-                 "unknown_event_major.jsonl", "overlap_main.jsonl"):  # fmt: skip
+                 "unknown_event_major.jsonl", "overlap.jsonl"):  # fmt: skip
         assert guess_format(EXPORTS / name)[1].name == FORMAT
     with pytest.raises(ConfigurationError):
         guess_format(EXPORTS / "not_a_snapshot.jsonl")
