@@ -154,7 +154,7 @@ def _refusal(record: dict[str, Any]) -> str | None:
 def _projection(record: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     projection = _opt(record, "projection", (dict,), "snapshot") or {}
     kind = projection.get("kind", "canonical")
-    if kind not in _PROJECTIONS:
+    if type(kind) is not str or kind not in _PROJECTIONS:
         raise InvalidRecord(f"unknown projection kind {str(kind)[:40]!r}")
     _opt(projection, "complete", (bool,), "projection")
     _opt(projection, "limitation", (str,), "projection")
@@ -211,7 +211,8 @@ def _check_event(event: Any) -> None:
         token_count(usage.get("totalTokens"))
     lineage = _opt(event, "lineage", (dict,), "event")
     if lineage is not None:
-        if lineage.get("kind") not in _LINEAGES:
+        kind = lineage.get("kind")
+        if type(kind) is not str or kind not in _LINEAGES:
             raise InvalidRecord("'lineage.kind' is not reset, fork, rewind or compaction")
         _opt(lineage, "fromSessionId", (str,), "lineage")
         _opt(lineage, "checkpointId", (str,), "lineage")

@@ -2,7 +2,8 @@
 snapshot, session and event shape of provider-formats-more §5 (fixtures/openclaw/export),
 the token rule shared with the native reader, refused and lossy snapshots, drift, a file
 not in the format, one session read natively and from a snapshot without doubled rows,
-the sniffer, AIWG's conformance files (skipped when absent) and a fuzz of the export.
+the sniffer, AIWG's conformance files (skipped when absent), a fuzz of the export's bytes and
+one of its fields' types.
 
 Expected figures are computed by hand from the fixtures (fixtures/openclaw/README.md,
 "Exports") with the native rule: one call per event with a ``usage`` object, keyed by
@@ -12,11 +13,13 @@ Expected figures are computed by hand from the fixtures (fixtures/openclaw/READM
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -244,6 +247,7 @@ def test_drift_and_a_file_not_in_the_format(tmp_path: Path) -> None:
         ("schemaVersion", None, InvalidRecord), ("eventVersion", [3], InvalidRecord),
         ("sessions", {}, InvalidRecord), ("gateway", {"mode": "cloud"}, InvalidRecord),
         ("projection", {"kind": "canonical", "complete": "yes"}, InvalidRecord),
+        ("projection", {"kind": ["html"]}, InvalidRecord), ("gateway", {"mode": ["local"]}, InvalidRecord),
         ("providerDeletedAt", True, InvalidRecord),
     ],
 )  # fmt: skip
@@ -265,6 +269,7 @@ def test_line_fields(field: str, value: Any, error: type[Exception] | None) -> N
         {"events": [{"id": "e", "type": "message", "usage": {"input": 2**60}}]},
         {"events": [{"id": "e", "type": "message", "model": "gpt"}]},
         {"events": [{"type": "message"}]}, {"events": ["e"]},
+        {"events": [{"id": "e", "type": "lifecycle", "lineage": {"kind": ["fork"]}}]},
     ],
 )  # fmt: skip
 def test_impossible_session_and_event_fields_reject_the_line(bad: dict[str, Any]) -> None:
@@ -413,3 +418,40 @@ def test_mutated_snapshots_never_escape(mutations: list[tuple[str, float, int]])
         source = SourceFile("openclaw", path, path.parent, "byte-offset", FORMAT,
                             0, 0, len(data), 0)  # fmt: skip
         account(source, data, SPEC)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=5,
+)
+
+
+def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every key path inside a parsed line."""
+    found = [path]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _paths(item, (*path, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found += _paths(item, (*path, i))
+    return found
+
+
+@settings(max_examples=50, deadline=None, derandomize=True)
+@given(data=st.data())
+def test_any_field_of_any_type_is_mapped_or_rejected(data: st.DataObject) -> None:
+    """Each field of a snapshot line replaced by any JSON value: mapped, or a record
+    error (never another exception)."""
+    line = orjson.loads((EXPORTS / "snapshot.jsonl").read_bytes().split(b"\n", 1)[0])
+    for _ in range(data.draw(st.integers(min_value=1, max_value=3))):
+        path = data.draw(st.sampled_from(_paths(line)[1:]))
+        target = line
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = data.draw(_JSON)
+    with contextlib.suppress(InvalidRecord, FormatDrift):
+        _map(line)
