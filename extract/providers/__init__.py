@@ -28,6 +28,7 @@ from . import (
     generic,
     hermes,
     openclaw,
+    openclaw_export,
     openclaw_store,
     opencode,
     opencode_db,
@@ -271,17 +272,32 @@ REGISTRY: tuple[ProviderSpec, ...] = (
                 openclaw_store.owns_store,
                 openclaw_store.TranscriptStoreAdapter(),
             ),
+            FormatSpec(
+                openclaw_export.FORMAT,
+                "byte-offset",
+                openclaw_export.owns_nothing,
+                openclaw_export.SnapshotAdapter(),
+                origin="export",
+                sniff=openclaw_export.sniff,
+            ),
         ),
         capabilities=frozenset({"discover", "stream", "tokens"}),
         adapter_version=openclaw.ADAPTER_VERSION,
         fixtures=("fixtures/openclaw",),
-        tests=("tests/test_contract.py", "tests/extract/test_openclaw.py"),
+        tests=(
+            "tests/test_contract.py",
+            "tests/extract/test_openclaw.py",
+            "tests/extract/test_openclaw_export.py",
+        ),
         exceptions=(
             "openclaw-sqlite: a per-agent store read by its rowid watermark, a changed "
             "session whole; rows that are not JSON or hold impossible fields are skipped, "
             "not rejected",
             "openclaw-jsonl: .deleted./.reset. histories are read like live transcripts; "
             "records shared with another copy count once",
+            "openclaw-consistent-snapshot-jsonl: AIWG's projection, not written by OpenClaw; "
+            "incognito, remote-host-mismatch and inconsistent snapshots are rejected lines; "
+            "lossy projections are imported and say so in each session's header event",
         ),
     ),
     ProviderSpec(
