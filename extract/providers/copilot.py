@@ -65,7 +65,7 @@ from .copilot_fields import (
 )
 
 PROVIDER_ID: Final = "copilot"
-ADAPTER_VERSION: Final = "1.0"
+ADAPTER_VERSION: Final = "1.1"
 CLI_FORMAT: Final = "copilot-cli-events"
 VSCODE_FORMAT: Final = "copilot-vscode-chat"
 EXPORT_FORMAT: Final = "copilot-chat-json-export"
