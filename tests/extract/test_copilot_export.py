@@ -233,6 +233,36 @@ def test_invalid_json_is_one_reject(tmp_path: Path) -> None:
     assert _totals(catalog)[:3] == (0, 0, 0)
 
 
+@pytest.mark.parametrize(
+    ("fields", "archived"),
+    [
+        ({"state": "deleted"}, True),
+        ({"state": "active"}, False),
+        ({"state": "archived", "isArchived": False}, False),  # the flag wins
+        ({}, None),
+    ],
+)
+def test_archived_from_the_flag_or_the_state(
+    fields: dict[str, Any], archived: bool | None, tmp_path: Path
+) -> None:
+    sink = RowSink()
+    copilot_export.EXPORT_ADAPTER.map_document({"requests": [], **fields}, _ctx(tmp_path), sink)
+    assert [s["archived"] for s in sink.build().sessions.to_pylist()] == [archived]
+
+
+def test_parts_of_unknown_or_impossible_kinds(tmp_path: Path) -> None:
+    """A part of a kind of impossible type is an unknown kind: its text is a reply of its
+    own; progress parts stay silent whatever they hold."""
+    sink = RowSink()
+    document = {"requests": [{"requestId": "r", "message": "m", "response": [
+        {"value": "a"}, {"kind": ["x"], "value": "b"}, {"kind": "progressMessage", "value": "c"},
+        {"kind": "warning", "value": ""}, {"value": "d"}]}]}  # fmt: skip
+    copilot_export.EXPORT_ADAPTER.map_document(document, _ctx(tmp_path), sink)
+    events = sink.build().events.to_pylist()
+    assert [(e["block_index"], e["text"]) for e in events] == [(0, "m"), (1, "a"), (2, "b"),
+                                                                (5, "d")]  # fmt: skip
+
+
 # --------------------------------------------------------------------------- identity
 
 
@@ -246,6 +276,10 @@ def test_a_session_file_and_its_exports_are_one_session(tmp_path: Path) -> None:
     assert len(before) == 4
     result = _import(catalog, SESSION_V3, SAME_SESSION)
     assert result.exit_code == 0 and result.refused == []
+    assert (_rows(catalog, ids), _totals(catalog)) == (before, totals)
+    # the discovered file itself, named
+    native = HOME / ".config/Code/User/globalStorage/emptyWindowChatSessions" / f"{S4}.json"
+    assert _import(catalog, native).refused == []
     assert (_rows(catalog, ids), _totals(catalog)) == (before, totals)
     # the exports alone give the same events as the session file
     alone = tmp_path / "alone.duckdb"
