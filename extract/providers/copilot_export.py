@@ -114,7 +114,9 @@ def shape(document: dict[str, Any]) -> Shape:
             )
         return "vscode-session"
     if major not in AIWG_MAJORS:
-        raise FormatDrift(f"Copilot chat export version {declared!r} has an unknown major (known: 1)")
+        raise FormatDrift(
+            f"Copilot chat export version {declared!r} has an unknown major (known: 1)"
+        )
     return "aiwg"
 
 
@@ -193,4 +195,3 @@ class CopilotExportAdapter:
 
 #: The adapter registered for the ``copilot-chat-json-export`` format.
 EXPORT_ADAPTER: Final = CopilotExportAdapter()
-

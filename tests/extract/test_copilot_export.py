@@ -413,7 +413,9 @@ def test_conformance_splitrail_session_named_as_a_file(tmp_path: Path) -> None:
         max_size=3,
     ),
 )
-def test_mutated_exports_never_escape(source: Path, mutations: list[tuple[str, float, int]]) -> None:
+def test_mutated_exports_never_escape(
+    source: Path, mutations: list[tuple[str, float, int]]
+) -> None:
     """The export is not in the contract home (files are named, not found): the fuzz
     suite's mutations applied to each shape's file; an adapter error other than a
     classified refusal or reject fails, and whatever the sniffer says it never raises."""
