@@ -42,8 +42,9 @@ AIWG_MAJORS: Final = frozenset({1})
 _MAJOR: Final = re.compile(r"^\s*v?(\d{1,9})(?:\.|$)")
 _ARCHIVED_STATES: Final = frozenset({"archived", "deleted"})
 
-# Sniffing: a JSON string (with its escapes), optionally a key's colon, or a bracket.
-_TOKEN: Final = re.compile(rb'"(?:[^"\\]|\\.)*"(\s*:)?|[{}\[\]]', re.DOTALL)
+# Sniffing: a JSON string (with its escapes), optionally a key's colon, or a bracket. A
+# string the head cuts off runs to its end (no rescan from each later quote: linear).
+_TOKEN: Final = re.compile(rb'"(?:[^"\\]|\\.)*(?:"(\s*:)?|\\?\Z)|[{}\[\]]', re.DOTALL)
 _LIST: Final = re.compile(rb"\s*\[")
 # Top-level keys only this format's shapes carry beside ``requests``.
 _MARKS: Final = frozenset(
