@@ -18,6 +18,8 @@ from . import (
     codex,
     codex_index,
     copilot,
+    copilot_discovery,
+    copilot_export,
     copilot_vscode,
     cursor,
     cursor_state,
@@ -194,10 +196,13 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         id=copilot.PROVIDER_ID,
         aliases=("github-copilot", "copilot-cli"),
         env_overrides=("COPILOT_HOME",),
-        roots=copilot.roots,
+        roots=copilot_discovery.roots,
         formats=(
             FormatSpec(
-                copilot.CLI_FORMAT, "byte-offset", copilot.owns_events, copilot.CopilotCliAdapter()
+                copilot.CLI_FORMAT,
+                "byte-offset",
+                copilot_discovery.owns_events,
+                copilot.CopilotCliAdapter(),
             ),
             FormatSpec(
                 copilot.VSCODE_FORMAT,
@@ -205,17 +210,33 @@ REGISTRY: tuple[ProviderSpec, ...] = (
                 copilot_vscode.owns_session,
                 copilot_vscode.CHAT_ADAPTER,
             ),
+            FormatSpec(
+                copilot.EXPORT_FORMAT,
+                "document",
+                copilot_export.never,
+                copilot_export.EXPORT_ADAPTER,
+                origin="export",
+                sniff=copilot_export.sniff,
+            ),
         ),
         # No "subagents": Copilot CLI sub-agents run inline in their parent's file.
         capabilities=frozenset({"discover", "stream", "tokens"}),
         adapter_version=copilot.ADAPTER_VERSION,
         fixtures=("fixtures/copilot",),
-        tests=("tests/test_contract.py", "tests/extract/test_copilot.py"),
+        tests=(
+            "tests/test_contract.py",
+            "tests/extract/test_copilot.py",
+            "tests/extract/test_copilot_export.py",
+        ),
         exceptions=(
             "copilot-cli-events: tokens are the cumulative totals per session and model of "
             "the latest shutdown, not per call",
             "copilot-vscode-chat: chat documents are re-read whole when they change and "
             "record no tokens",
+            "copilot-chat-json-export: no tokens (VS Code chats record none); a real "
+            "'Export Chat' file has no sessionId, so it is its own session (the file's "
+            "stem) unless it carries one; AIWG's usernames, syncStatus and workspace are "
+            "not imported",
         ),
     ),
     ProviderSpec(

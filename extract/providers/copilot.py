@@ -1,6 +1,8 @@
-"""GitHub Copilot: the Copilot CLI's session store and VS Code's persisted chat sessions.
+"""GitHub Copilot: the Copilot CLI's session store, VS Code's persisted chat sessions and
+exported chats.
 
-Field-level format: provider-formats-more §1. Two formats, each with its own adapter:
+Field-level format: provider-formats-more §1. Three formats, each with its own adapter
+(where their files are: :mod:`.copilot_discovery`):
 
 * ``copilot-cli-events`` (byte-offset) — ``${COPILOT_HOME:-~/.copilot}/session-state/``:
   ``<session-uuid>/events.jsonl`` (current layout) and the older flat ``<session-id>.jsonl``.
@@ -11,6 +13,9 @@ Field-level format: provider-formats-more §1. Two formats, each with its own ad
   ``session.start``/``session.resume``; the CLI's session ``summary`` is not imported.
 * ``copilot-vscode-chat`` (document) — VS Code's ``chatSessions/<id>.json``: mapped by
   :mod:`.copilot_vscode`.
+* ``copilot-chat-json-export`` (document, named with ``import --file``) — VS Code's
+  "Export Chat" JSON, a persisted session copied out, or AIWG's shape of it: mapped by
+  :mod:`.copilot_export`.
 
 Event mapping (CLI): ``user.message`` → user text; ``assistant.message`` → its
 ``reasoningText`` (thinking), ``content`` (assistant text) and one ``tool_use`` per
@@ -42,13 +47,12 @@ version in :data:`.copilot_fields.KNOWN_FORMAT_MAJORS`.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any, Final
 
 from ..adapter import InvalidRecord, RecordOutcome, SourceContext
 from ..rows import RowSink
-from ..sources import RelParts, Root, SourceFile, rel_parts
+from ..sources import SourceFile, rel_parts
 from ..values import token_count
 from .copilot_fields import (
     check_version,
@@ -61,12 +65,10 @@ from .copilot_fields import (
 )
 
 PROVIDER_ID: Final = "copilot"
-ADAPTER_VERSION: Final = "1.0"
+ADAPTER_VERSION: Final = "1.1"
 CLI_FORMAT: Final = "copilot-cli-events"
 VSCODE_FORMAT: Final = "copilot-vscode-chat"
-
-#: VS Code builds whose user data directory may hold Copilot Chat sessions.
-VSCODE_BUILDS: Final = ("Code", "Code - Insiders", "VSCodium")
+EXPORT_FORMAT: Final = "copilot-chat-json-export"
 
 _TRUSTED_FOLDER: Final = re.compile(r"^Folder (.+) has been added to trusted folders\.$")
 # Tool call ids remembered to pair a request with its execution start (bounds the memo;
@@ -77,59 +79,6 @@ _MAX_REMEMBERED_CALLS: Final = 64
 IGNORED_TYPES: Final = frozenset(
     {"assistant.turn_end", "session.usage_checkpoint", "assistant.turn_start"}
 )
-
-
-# --------------------------------------------------------------------------- discovery
-
-
-def roots(home: Path, env: Mapping[str, str]) -> list[Root]:
-    """``$COPILOT_HOME/session-state`` when ``COPILOT_HOME`` is absolute, else
-    ``~/.copilot/session-state``; then each VS Code build's ``workspaceStorage`` and
-    ``globalStorage/emptyWindowChatSessions`` (Linux, macOS, Windows; all relative to
-    ``home`` so ``--home`` applies)."""
-    configured = env.get("COPILOT_HOME", "").strip()
-    if configured and Path(configured).is_absolute():
-        base, origin, warning = Path(configured), "COPILOT_HOME", None
-    else:
-        base = home / ".copilot"
-        origin = (
-            f"default (relative COPILOT_HOME {configured!r} ignored)" if configured else "default"
-        )
-        warning = (
-            f"COPILOT_HOME={configured!r} is relative and was ignored; set it to an absolute path"
-            if configured
-            else None
-        )
-    found = [
-        Root(PROVIDER_ID, base / "session-state", origin, (CLI_FORMAT,), 2, warning),
-    ]
-    for data_dir in (
-        home / ".config",
-        home / "Library" / "Application Support",
-        home / "AppData" / "Roaming",
-    ):
-        for build in VSCODE_BUILDS:
-            user = data_dir / build / "User"
-            found.append(
-                Root(PROVIDER_ID, user / "workspaceStorage", "default", (VSCODE_FORMAT,), 3)
-            )
-            found.append(
-                Root(
-                    PROVIDER_ID,
-                    user / "globalStorage" / "emptyWindowChatSessions",
-                    "default",
-                    (VSCODE_FORMAT,),
-                    1,
-                )
-            )
-    return found
-
-
-def owns_events(rel: RelParts) -> bool:
-    """``<session>/events.jsonl`` or a flat ``<session>.jsonl`` in ``session-state``."""
-    if len(rel) == 2:
-        return rel[1] == "events.jsonl"
-    return len(rel) == 1 and rel[0].endswith(".jsonl") and len(rel[0]) > len(".jsonl")
 
 
 Handler = Callable[[dict[str, Any], dict[str, Any], int, SourceContext, RowSink], RecordOutcome]

@@ -15,7 +15,9 @@ request becomes events under its ``requestId``:
 * ``message.text`` (or a plain string ``message``) → the user's prompt;
 * ``response[]`` → runs of Markdown chunks (parts without ``kind``, and
   ``markdownContent``) joined into one assistant text per run, ``inlineReference`` parts
-  rendered as the file's name inside the run; ``thinking`` parts → reasoning [?];
+  rendered as the file's name inside the run; ``thinking`` parts → reasoning [?]; a part
+  of another kind with a text ``value`` (AIWG's flattened parts) → an assistant text of
+  its own; a plain string ``response`` (exports) → one assistant text;
 * tool calls: ``result.metadata.toolCallRounds[].toolCalls[]`` (name, id, arguments) →
   ``tool_use``, with ``result.metadata.toolCallResults[<id>]`` → ``tool_result``; when a
   request has no rounds, its ``toolInvocationSerialized`` parts → ``tool_use`` (no input);
@@ -40,6 +42,11 @@ from .cursor_fields import instant
 
 KNOWN_VERSIONS: Final = frozenset({1, 2, 3})
 _MARKDOWN_KINDS: Final = frozenset({None, "markdownContent", "markdownVuln"})
+# VS Code's parts that are progress or UI state, never a reply, whatever they hold.
+_SILENT_KINDS: Final = frozenset(
+    {"mcpServersStarting", "progressTaskSerialized", "progressMessage", "undoStop",
+     "prepareToolInvocation", "codeblockUri", "textEditGroup", "notebookEditGroup"}
+)  # fmt: skip
 # Positions: each request's events sit at source_offset = index × _SPAN, so their
 # ``seq`` orders requests first, then blocks (fewer than _SPAN × 1000 per request).
 _SPAN: Final = 100
@@ -133,17 +140,26 @@ class CopilotChatAdapter:
                     f"VS Code chat session version {version} is unknown "
                     f"(known: {', '.join(map(str, sorted(KNOWN_VERSIONS)))})"
                 )
-        requests = document["requests"]
-        if any(type(r) is not dict for r in requests):
+        if any(type(r) is not dict for r in document["requests"]):
             raise InvalidRecord("a request of the chat session is not an object")
-        sid = document.get("sessionId")
-        if type(sid) is str and sid:
-            ctx.session_id = sid
-        sid = ctx.session_id
         parts = rel_parts(ctx.source)
         project = (
             _folder(ctx.source.path.parent.parent / "workspace.json") if len(parts) == 3 else None
         )
+        return self.map_session(document, ctx, sink, project)
+
+    def map_session(
+        self, document: dict[str, Any], ctx: SourceContext, sink: RowSink, project: str | None
+    ) -> int:
+        """Map a checked session document (``requests`` a list of objects, its version
+        known): the session's fields, then every request's events; returns the number of
+        requests. Exports of a session map through here too, so a session read from its
+        file and from an export has the same ids."""
+        requests = document["requests"]
+        sid = document.get("sessionId")
+        if type(sid) is str and sid:
+            ctx.session_id = sid
+        sid = ctx.session_id
         title = _text(document.get("customTitle")) or _text(document.get("computedTitle"))
         sink.session(
             sid,
@@ -216,8 +232,12 @@ class CopilotChatAdapter:
             if type(part) is not dict:
                 continue
             kind = part.get("kind")
+            if kind is not None and type(kind) is not str:
+                kind = ""  # a kind of impossible type: an unknown kind
             if kind in _MARKDOWN_KINDS:
-                value = _markdown(part.get("content") if kind == "markdownContent" else part)
+                # VS Code nests a markdownContent's text in ``content``; AIWG's exports
+                # put it in ``value``.
+                value = _markdown(part.get("content", part) if kind == "markdownContent" else part)
                 if value is not None:
                     run_start = i if not run else run_start
                     run.append(value)
@@ -246,6 +266,12 @@ class CopilotChatAdapter:
                         _markdown(part.get("invocationMessage")), offset, model=model,
                         tool_name=_text(part.get("toolId")), tool_call_id=call_id,
                     )  # fmt: skip
+            elif kind not in _SILENT_KINDS and type(part.get("value")) is str and part["value"]:
+                # A part of a kind not known here that carries text: its own reply, as
+                # AIWG flattens them (VS Code's own other kinds carry no ``value`` text).
+                flush()
+                sink.event(sid, native, i + 1, ts, "text", "assistant", part["value"], offset,
+                           model=model)  # fmt: skip
         flush()
 
     @staticmethod

@@ -17,7 +17,14 @@ from typing import Any, cast
 import pytest
 
 from agentlake.extract.adapter import FormatDrift, InvalidRecord, SourceContext
-from agentlake.extract.providers import by_id, copilot, copilot_fields, copilot_vscode, resolve
+from agentlake.extract.providers import (
+    by_id,
+    copilot,
+    copilot_discovery,
+    copilot_fields,
+    copilot_vscode,
+    resolve,
+)
 from agentlake.extract.rows import RowSink
 from agentlake.extract.sources import SourceFile
 from agentlake.ingest.plan import make_plan
@@ -86,19 +93,20 @@ def test_registry_row() -> None:
     assert [(f.name, f.position_kind) for f in SPEC.formats] == [
         ("copilot-cli-events", "byte-offset"),
         ("copilot-vscode-chat", "document"),
+        ("copilot-chat-json-export", "document"),
     ]
     assert SPEC.capabilities == {"discover", "stream", "tokens"}
 
 
 def test_roots_follow_copilot_home(tmp_path: Path) -> None:
     home = Path("/home/dev")
-    default = copilot.roots(home, {})[0]
+    default = copilot_discovery.roots(home, {})[0]
     assert default.path == home / ".copilot" / "session-state" and default.origin == "default"
-    moved = copilot.roots(home, {"COPILOT_HOME": "/data/copilot"})[0]
+    moved = copilot_discovery.roots(home, {"COPILOT_HOME": "/data/copilot"})[0]
     assert moved.path == Path("/data/copilot/session-state") and moved.origin == "COPILOT_HOME"
-    relative = copilot.roots(home, {"COPILOT_HOME": "rel/copilot"})[0]
+    relative = copilot_discovery.roots(home, {"COPILOT_HOME": "rel/copilot"})[0]
     assert relative.path == default.path and relative.warning
-    vscode = {r.path for r in copilot.roots(home, {})[1:]}
+    vscode = {r.path for r in copilot_discovery.roots(home, {})[1:]}
     assert home / ".config/Code/User/workspaceStorage" in vscode
     assert home / ".config/VSCodium/User/globalStorage/emptyWindowChatSessions" in vscode
     assert home / "Library/Application Support/Code - Insiders/User/workspaceStorage" in vscode
@@ -127,7 +135,7 @@ def test_copilot_home_is_discovered(tmp_path: Path) -> None:
     ],
 )
 def test_cli_predicate(rel: tuple[str, ...], owned: bool) -> None:
-    assert copilot.owns_events(rel) is owned
+    assert copilot_discovery.owns_events(rel) is owned
 
 
 @pytest.mark.parametrize(
