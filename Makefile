@@ -30,7 +30,7 @@ relink: $(STAMP)
 
 # The demo is the commands a user types, each printed before its output: a synthetic
 # home written by the development-only generators (fixtures/synth), then agentlake itself.
-demo: relink ## write a synthetic home of all four providers, import it, then report, search and list
+demo: relink ## write a synthetic home of all seven agents, import it, then report, search and list
 	@rm -rf $(DEMO) && mkdir -p $(DEMO)
 	$(PY) -m fixtures.synth --home $(DEMO)/home --seed 7
 	$(AGENTLAKE) import --home $(DEMO)/home --catalog $(DEMO)/catalog.duckdb
@@ -64,7 +64,7 @@ lint: relink ## ruff and mypy --strict
 matrix: relink ## write providers.json, the conformance matrix, from the provider registry
 	$(PY) -c "from agentlake.read.names import MATRIX_FILE, matrix_text; open(MATRIX_FILE, 'w').write(matrix_text())"
 
-BENCH_PROVIDERS := claude,codex,gemini,cursor
+BENCH_PROVIDERS := claude,codex,gemini,cursor,copilot,opencode,factory
 
 # ccusage, the daily report's point of comparison, from npm into .cache (skipped without npm:
 # the benchmark then records the comparison as skipped).
@@ -76,7 +76,7 @@ $(CCUSAGE_DIR)/node_modules/.bin/ccusage:
 		npm install --silent --no-save --no-audit --no-fund --prefix $(CCUSAGE_DIR) ccusage@$(CCUSAGE_VERSION); \
 	else echo "npm not found: the ccusage comparison will be skipped"; fi
 
-bench: relink $(CCUSAGE_DIR)/node_modules/.bin/ccusage ## benchmark 1,000,000 generated events of all four providers (writes test-results/benchmark.json)
+bench: relink $(CCUSAGE_DIR)/node_modules/.bin/ccusage ## benchmark 1,000,000 generated events of all seven providers (writes test-results/benchmark.json)
 	$(PY) -m benchmarks --events 1000000 --seed 1 --providers $(BENCH_PROVIDERS) --ccusage-dir $(CCUSAGE_DIR)
 
 bench-smoke: relink ## a small benchmark run, budgets recorded but not enforced (test-results/benchmark-smoke.json)

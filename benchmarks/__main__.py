@@ -1,6 +1,6 @@
 """Benchmark agentlake on a seeded synthetic home of several providers (DESIGN §8).
 
-    python -m benchmarks --events 1000000 --seed 1 --providers claude,codex,gemini,cursor
+    python -m benchmarks --events 1000000 --seed 1   # every provider; --providers picks some
 
 Generates the home (``benchmarks.corpus``), imports it with the CLI, re-runs the import
 with nothing changed and after a 1 % append, then times search, session listing, every

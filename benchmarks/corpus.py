@@ -2,24 +2,29 @@
 
 The home is composed from the project's own corpus generators, each writing where the
 real agent writes: ``generate_claude_corpus`` (``fixtures.synth``),
-``generate_codex_corpus``, ``generate_gemini_corpus`` and ``generate_cursor_corpus``. The
-event budget (JSONL lines, the unit every generator counts) is split among the chosen
-providers by :data:`SHARES` — Claude Code 55 %, Codex 25 %, Gemini CLI 12 %, Cursor 8 %,
-renormalized over a subset — and every provider's sessions fall within the same 60 days
-from 2026-03-01. A provider's corpus is redrawn with a derived seed (up to
-:data:`ATTEMPTS` times) when one long session overshoots its share by more than
-:data:`OVERSHOOT`, so small runs keep the mix too.
+``generate_codex_corpus``, ``generate_gemini_corpus``, ``generate_cursor_corpus``,
+``generate_copilot_corpus``, ``generate_opencode_corpus`` and
+``generate_factory_corpus``. The event budget (records: JSONL lines, the unit every
+generator counts, and OpenCode's database rows) is split among the chosen providers by
+:data:`SHARES` — Claude Code 47 %, Codex 21 %, Gemini CLI 10 %, Cursor 7 %, Copilot CLI
+6 %, OpenCode 5 %, Factory Droid 4 %, renormalized over a subset — and every provider's
+sessions fall within the same 60 days from 2026-03-01. A provider's corpus is redrawn
+with a derived seed (up to :data:`ATTEMPTS` times) when one long session overshoots its
+share by more than :data:`OVERSHOOT`, so small runs keep the mix too.
 
 What the generators already provide, and this module therefore leaves alone: long-tailed
 (Pareto) session lengths, so many small files and a few large ones; streamed duplicate
 chunks (Claude writes each content block of a reply on its own line repeating the usage,
 Codex writes every message twice, Gemini re-records a model message when its tokens and
-tool results arrive); tool calls with outputs; subagents, resumes, forks, compactions.
+tool results arrive); tool calls with outputs; subagents, resumes, forks, compactions;
+cumulative session totals (Copilot's shutdowns, Droid's settings) and multi-step
+replies (OpenCode's step-finish parts).
 What this module adds: from :data:`GIANT_MIN_EVENTS` events on, a few 100 MB+ Claude
 transcripts (one session of :data:`GIANT_TURNS` turns whose tool outputs average
 :data:`GIANT_TOOL_OUTPUT_BYTES`), taken out of Claude's share; a profile of what was
 written (file-size distribution, median line size per provider, a digest); and a 1 %
-append of *new* records to existing append-only transcripts.
+append of *new* records to existing append-only transcripts (OpenCode's database is
+not appended to).
 
 Deterministic: the same plan writes byte-identical files (the digest proves it), on any
 machine. :data:`GENERATOR_VERSION` changes whenever the composition does.
@@ -44,8 +49,11 @@ from fixtures.synth import (
     generate_claude_corpus,
     generate_claude_home,
     generate_codex_corpus,
+    generate_copilot_corpus,
     generate_cursor_corpus,
+    generate_factory_corpus,
     generate_gemini_corpus,
+    generate_opencode_corpus,
 )
 
 from .measure import percentile
@@ -65,11 +73,13 @@ __all__ = [
 ]
 
 #: Version of the composition below; part of the benchmark artifact.
-GENERATOR_VERSION: Final = "2.0"
-PROVIDERS: Final = ("claude", "codex", "gemini", "cursor")
-SHARES: Final = {"claude": 0.55, "codex": 0.25, "gemini": 0.12, "cursor": 0.08}
+GENERATOR_VERSION: Final = "3.0"
+PROVIDERS: Final = ("claude", "codex", "gemini", "cursor", "copilot", "opencode", "factory")
+SHARES: Final = {"claude": 0.47, "codex": 0.21, "gemini": 0.10, "cursor": 0.07,
+                 "copilot": 0.06, "opencode": 0.05, "factory": 0.04}  # fmt: skip
 PROVIDER_IDS: Final = {"claude": "claude-code", "codex": "codex", "gemini": "gemini-cli",
-                       "cursor": "cursor"}  # fmt: skip
+                       "cursor": "cursor", "copilot": "copilot", "opencode": "opencode",
+                       "factory": "factory"}  # fmt: skip
 START: Final = datetime(2026, 3, 1, tzinfo=UTC)
 DAYS: Final = 60
 GIANT_MIN_EVENTS: Final = 500_000
@@ -88,17 +98,24 @@ _GENERATORS: Final[dict[str, Generator]] = {
     "codex": generate_codex_corpus,
     "gemini": generate_gemini_corpus,
     "cursor": generate_cursor_corpus,
+    "copilot": generate_copilot_corpus,
+    "opencode": generate_opencode_corpus,
+    "factory": generate_factory_corpus,
 }
 # How each provider's sessions vary beyond the generators' defaults: a share of short
 # sessions (1-3 turns) for many small files per project, more Codex forks, more Gemini
-# legacy documents and rewinds.
+# legacy documents and rewinds, a few OpenCode sessions in its legacy storage/ tree.
 SHAPES: Final[dict[str, dict[str, float]]] = {
     "claude": {"short_share": 0.4},
     "codex": {"short_share": 0.4, "fork_share": 0.10},
     "gemini": {"short_share": 0.5, "legacy_share": 0.10, "rewind_share": 0.15},
     "cursor": {"short_share": 0.4},
+    "copilot": {"short_share": 0.4},
+    "opencode": {"short_share": 0.4, "legacy_share": 0.05},
+    "factory": {"short_share": 0.4},
 }
-_ROOTS: Final = {"claude": ".claude", "codex": ".codex", "gemini": ".gemini", "cursor": ".cursor"}
+_ROOTS: Final = {"claude": ".claude", "codex": ".codex", "gemini": ".gemini", "cursor": ".cursor",
+                 "copilot": ".copilot", "opencode": ".local", "factory": ".factory"}  # fmt: skip
 _ALIASES: Final = {"claude-code": "claude", "gemini-cli": "gemini"}
 
 
@@ -413,6 +430,10 @@ _RULES: Final = {
                           _lines(rb'\{"sessionId":"[^"]*","projectHash"'),
                           re.compile(rb'"\$set":\{"messages"'), False),
     "cursor": _AppendRule(".cursor/projects/*/agent-transcripts/*/*.jsonl", None, None, False),
+    "copilot": _AppendRule(".copilot/session-state/*/events.jsonl",
+                           _lines(rb'\{"type":"session\.start"'), None, False),
+    "factory": _AppendRule(".factory/sessions/*/*.jsonl", _lines(rb'\{"type":"session_start"'),
+                           None, False),
 }  # fmt: skip
 _UUID: Final = re.compile(rb'"uuid":"([0-9a-f-]{36})"')
 _SESSION_ID: Final = re.compile(rb'"sessionId":"([^"]+)"')
@@ -465,14 +486,17 @@ def append_new_records(
     The new lines come from a fresh corpus (another seed, dated just after the home's
     window) written under ``scratch``: each donor session's lines, less those only a
     new session writes (Claude's ``mode``, ``permission-mode`` and ``ai-title`` lines,
-    Codex's ``session_meta``, Gemini's metadata line), are appended to one host transcript — the provider's largest
+    Codex's ``session_meta``, Gemini's metadata line, Copilot's ``session.start``, Droid's
+    ``session_start``), are appended to one host transcript — the provider's largest
     first, then others in a seeded order — with Claude's ``sessionId`` set to the host's.
     Donors that fork, rewrite history or re-copy another donor are skipped, so every
     appended line is a record the catalog has not seen. Deterministic for a plan."""
     shutil.rmtree(scratch, ignore_errors=True)
     providers: dict[str, dict[str, int]] = {}
     for provider in plan.providers:
-        rule = _RULES[provider]
+        rule = _RULES.get(provider)
+        if rule is None:  # a database (OpenCode): nothing is appended to a file
+            continue
         want = max(1, round(lines.get(provider, 0) * fraction))
         hosts = _hosts(home, rule, random.Random(derive_seed(plan.seed, "hosts", provider)))
         donor_home = scratch / provider

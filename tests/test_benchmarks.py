@@ -23,6 +23,8 @@ import pytest
 from benchmarks.budgets import BUDGETS, check, check_all, missed
 from benchmarks.corpus import (
     GENERATOR_VERSION,
+    PROVIDER_IDS,
+    PROVIDERS,
     SHARES,
     append_new_records,
     generate_corpus,
@@ -194,7 +196,7 @@ def assert_phase(phase: Json) -> None:
 
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[Json, str]:
-    """One smoke run (all four providers, budgets recorded): its artifact and stdout."""
+    """One smoke run (every provider, budgets recorded): its artifact and stdout."""
     tmp = tmp_path_factory.mktemp("bench-smoke")
     out = tmp / "benchmark.json"
     proc = subprocess.run(
@@ -229,11 +231,11 @@ def test_smoke_records_the_generator_and_the_corpus(smoke: tuple[Json, str]) -> 
     doc, _ = smoke
     gen, generate = doc["generator"], doc["phases"]["generate"]
     assert (gen["seed"], gen["events"]) == (3, 4000)
-    assert gen["providers"] == ["claude", "codex", "gemini", "cursor"]
+    assert gen["providers"] == list(PROVIDERS)
     assert gen["digest"] == generate["profile"]["digest"]
     assert generate["events"] >= 4000
     profile = generate["profile"]
-    assert set(profile["providers"]) == {"claude", "codex", "gemini", "cursor"}
+    assert set(profile["providers"]) == set(PROVIDERS)
     assert profile["median_line_bytes"] == gen["median_line_bytes"]
     assert profile["file_bytes"]["p50"] <= profile["file_bytes"]["p100"]
 
@@ -444,11 +446,13 @@ def test_the_corpus_has_the_planned_provider_mix(tmp_path: Path) -> None:
     plan = plan_corpus(6000, seed=5)
     written = generate_corpus(tmp_path, plan)
     profile = profile_corpus(tmp_path)
-    total = profile.lines
+    # OpenCode's records are database rows (and legacy JSON files), not JSONL lines
+    total = profile.lines + written["opencode"].lines
     assert 6000 <= total <= 6000 * 1.10
     for provider, share in SHARES.items():
-        assert profile.providers[provider].lines == written[provider].lines
-        assert profile.providers[provider].lines / total == pytest.approx(share, abs=0.02)
+        if provider != "opencode":
+            assert profile.providers[provider].lines == written[provider].lines
+        assert written[provider].lines / total == pytest.approx(share, abs=0.02)
     assert profile.files_over_100mib == 0 and plan.giants == 0
 
 
@@ -459,7 +463,7 @@ def test_extracting_alone_reads_the_records_an_import_reads(tmp_path: Path) -> N
     home = tmp_path / "home"
     generate_corpus(home, plan_corpus(3000, seed=3))
     figures = extract_home(home, ExtractLimits(batch_lines=500), build=True)
-    assert set(figures) == {"claude-code", "codex", "gemini-cli", "cursor"}
+    assert set(figures) == set(PROVIDER_IDS.values())
     result = run_import(
         ImportOptions(catalog=tmp_path / "c.duckdb", workspace="w", home=home, env={})
     )
@@ -537,10 +541,13 @@ def test_the_floor_does_the_work_of_the_import_it_is_measured_against(
 def test_the_plan_splits_the_events() -> None:
     plan = plan_corpus(1_000_000, seed=1)
     assert plan.targets == {
-        "claude": 550_000,
-        "codex": 250_000,
-        "gemini": 120_000,
-        "cursor": 80_000,
+        "claude": 470_000,
+        "codex": 210_000,
+        "gemini": 100_000,
+        "cursor": 70_000,
+        "copilot": 60_000,
+        "opencode": 50_000,
+        "factory": 40_000,
     }
     assert plan.giants == 3
     assert plan_corpus(499_999, seed=1).giants == 0
@@ -548,11 +555,11 @@ def test_the_plan_splits_the_events() -> None:
     assert plan_corpus(1_000_000, seed=1, providers=("codex",)).giants == 0
     pair = plan_corpus(1001, seed=1, providers=("gemini", "codex"))
     assert pair.providers == ("codex", "gemini") and sum(pair.targets.values()) == 1001
-    assert pair.targets["codex"] == pytest.approx(1001 * 0.25 / 0.37, abs=1)
+    assert pair.targets["codex"] == pytest.approx(1001 * 0.21 / 0.31, abs=1)
     assert plan_corpus(100, seed=1).seeds == plan_corpus(100, seed=1).seeds
     assert parse_providers("claude-code,gemini-cli") == ("claude", "gemini")
     with pytest.raises(ValueError, match="unknown provider"):
-        parse_providers("claude,copilot")
+        parse_providers("claude,windsurf")
 
 
 def test_append_adds_new_records_to_existing_transcripts(tmp_path: Path) -> None:
@@ -563,7 +570,8 @@ def test_append_adds_new_records_to_existing_transcripts(tmp_path: Path) -> None
     stats = append_new_records(
         home, tmp_path / "donors", plan, {p: s.lines for p, s in written.items()}
     )
-    assert set(stats.providers) == {"claude", "codex", "gemini", "cursor"}
+    # every provider with transcripts; OpenCode's database is not appended to
+    assert set(stats.providers) == set(PROVIDERS) - {"opencode"}
     assert all(v["lines"] >= v["target"] for v in stats.providers.values())
     old_lines = {line for data in before.values() for line in data.splitlines()}
     grown = 0

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from agentlake.extract.providers import REGISTRY
-from fixtures.synth import generate_claude_home
+from fixtures.synth import ALL_PROVIDERS, generate_claude_home
 from tests.conftest import REPO, CliRunner, cli_env
 
 from .helpers import scalar, snapshot
@@ -215,7 +215,7 @@ def test_reports_and_search(cli: CliRunner, demo_home: Path, catalog: Path) -> N
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
 
 
-def test_the_synthetic_home_of_make_demo_imports_all_four_providers(
+def test_the_synthetic_home_of_make_demo_imports_all_seven_agents(
     cli: CliRunner, tmp_path: Path
 ) -> None:
     # `make demo`: the development-only generator writes the home, then the real CLI.
@@ -225,13 +225,11 @@ def test_the_synthetic_home_of_make_demo_imports_all_four_providers(
         cwd=REPO, env=cli_env(), capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert written.returncode == 0, written.stderr
-    for provider in ("claude-code", "codex", "gemini-cli", "cursor"):
+    for provider in ALL_PROVIDERS:
         assert f"synthetic {provider}:" in written.stdout
     _import(cli, home, catalog)
     daily = json.loads(cli("report", "daily", "--catalog", catalog, "--json").stdout)["daily"]
-    assert {p for r in daily for p in r["providers"]} == {
-        "claude-code", "codex", "gemini-cli", "cursor"
-    }  # fmt: skip
+    assert {p for r in daily for p in r["providers"]} == set(ALL_PROVIDERS)
     found = cli("search", "cache bug", "--catalog", catalog)
     assert found.returncode == 0 and "fix the cache bug" in found.stdout
     # the home is importable again: nothing changes

@@ -22,16 +22,20 @@ from typing import Any
 import pytest
 
 from fixtures.synth import (
+    ALL_PROVIDERS,
     generate_claude_corpus,
     generate_claude_home,
     generate_codex_corpus,
+    generate_copilot_corpus,
     generate_cursor_corpus,
     generate_demo_home,
+    generate_factory_corpus,
     generate_gemini_corpus,
+    generate_opencode_corpus,
 )
 
 MANIFEST = Path(__file__).with_name("expected_homes.json")
-_DATABASES = (".sqlite", ".vscdb")
+_DATABASES = (".sqlite", ".vscdb", ".db")
 
 #: Each case writes one home; ``demo`` is pinned file by file, corpora by one digest.
 CASES: dict[str, Callable[[Path], Any]] = {
@@ -51,6 +55,13 @@ CASES: dict[str, Callable[[Path], Any]] = {
     "codex_corpus": lambda home: generate_codex_corpus(home, seed=1, target_lines=5_000),
     "cursor_corpus": lambda home: generate_cursor_corpus(home, seed=1, target_lines=2_000),
     "gemini_corpus": lambda home: generate_gemini_corpus(home, seed=3, target_lines=3_000),
+    # the home `python -m fixtures.synth` writes (make demo): the four above and three more
+    "demo_all": lambda home: generate_demo_home(home, seed=7, providers=ALL_PROVIDERS),
+    "copilot_corpus": lambda home: generate_copilot_corpus(home, seed=1, target_lines=3_000),
+    "opencode_corpus": lambda home: generate_opencode_corpus(
+        home, seed=1, target_lines=3_000, legacy_share=0.05
+    ),
+    "factory_corpus": lambda home: generate_factory_corpus(home, seed=1, target_lines=3_000),
 }
 _BY_FILE = frozenset({"demo"})
 
