@@ -5,7 +5,9 @@ Three shapes, all a top-level ``requests`` list, told apart by their version fie
 
 * VS Code's "Chat: Export Chat…" file (``IExportableChatData``): ``initialLocation``,
   ``requests``, ``responderUsername``, optional ``requesterUsername`` and avatar URIs; no
-  ``version`` and no ``sessionId`` (the session is the file's stem).
+  ``version`` and no ``sessionId``: the session is named after its first request
+  (``export:<requestId>``, request ids being unique), since every such file is saved as
+  ``chat.json`` by default; the file's stem only when no request has an id.
 * A persisted session copied out of ``chatSessions/`` (``version`` 1–3, an integer).
 * AIWG's export: ``schemaVersion`` (which wins when present) or a text ``version``; its
   major must be 1. Session fields ``sessionId``, ``creationDate``, ``lastMessageDate``
@@ -172,7 +174,7 @@ class CopilotExportAdapter:
     """Maps one exported Copilot chat document (see the module docstring)."""
 
     def locate(self, source: SourceFile) -> SourceContext:
-        """The file's stem, replaced by the ``sessionId`` written inside."""
+        """The file's stem, replaced by the session named inside (module docstring)."""
         return SourceContext(source, source.path.stem)
 
     def map_document(self, document: Any, ctx: SourceContext, sink: RowSink) -> int:
@@ -185,6 +187,11 @@ class CopilotExportAdapter:
         _check_session(document)
         for index, request in enumerate(document["requests"]):
             _check_request(request, index)
+        if type(document.get("sessionId")) is not str:
+            first = next((r["requestId"] for r in document["requests"]
+                          if type(r.get("requestId")) is str and r["requestId"]), None)  # fmt: skip
+            if first is not None:
+                ctx.session_id = f"export:{first}"
         try:
             count = CHAT_ADAPTER.map_session(document, ctx, sink, None)
         except InvalidRecord as exc:  # checked above: a shape this module does not know

@@ -90,7 +90,7 @@ def test_the_export_format_row() -> None:
 @pytest.mark.parametrize(
     ("path", "session", "kinds"),
     [
-        (VSCODE_EXPORT, "vscode-export.chat", {"prompt": 2, "reasoning": 1, "response": 2,
+        (VSCODE_EXPORT, "export:request_x1", {"prompt": 2, "reasoning": 1, "response": 2,
                                                "tool_call": 1, "tool_result": 1, "system": 1}),
         (SESSION_V3, S4, {"prompt": 1, "response": 2, "tool_call": 1}),
         (AIWG_SHAPE, "aiwg-copilot-0001", {"prompt": 3, "response": 3}),
@@ -110,8 +110,9 @@ def test_each_shape_is_guessed_and_imports(
 
 
 def test_vscode_export_maps_like_a_session_file(tmp_path: Path) -> None:
-    """No version, no sessionId: the session is the file's stem; every part kind of the
-    persisted sessions is read the same way (rounds win over invocation parts)."""
+    """No version, no sessionId: the session is named after its first request; every
+    part kind of the persisted sessions is read the same way (rounds win over invocation
+    parts)."""
     catalog = tmp_path / "c.duckdb"
     _import(catalog, VSCODE_EXPORT, fmt=FORMAT)
     rows = _rows(catalog, "SELECT native_id, kind, text, tool_name, tool_input FROM events "
@@ -127,7 +128,26 @@ def test_vscode_export_maps_like_a_session_file(tmp_path: Path) -> None:
         ("request_x2:response", "response", "Starting the test run.", None, None),
         ("request_x2:error", "system", "Request was canceled", None, None),
     ]  # fmt: skip
-    assert _rows(catalog, "SELECT model FROM sessions") == [("copilot/gpt-4.1",)]
+    assert _rows(catalog, "SELECT session_id, model FROM sessions") == [
+        ("export:request_x1", "copilot/gpt-4.1")
+    ]
+
+
+def test_two_default_named_exports_are_two_sessions(tmp_path: Path) -> None:
+    """VS Code saves every export as ``chat.json``: two of them, in two folders, are two
+    sessions (named after their first requests), not one session called ``chat``."""
+    document = json.loads(VSCODE_EXPORT.read_text())
+    other = {**document, "requests": [{**r, "requestId": f"other_{i}"}
+                                      for i, r in enumerate(document["requests"])]}  # fmt: skip
+    for folder, doc in (("a", document), ("b", other)):
+        (tmp_path / folder).mkdir()
+        _write(tmp_path / folder, "chat.json", doc)
+    catalog = tmp_path / "c.duckdb"
+    assert _import(catalog, tmp_path / "a" / "chat.json", tmp_path / "b" / "chat.json",
+                   fmt=FORMAT).exit_code == 0  # fmt: skip
+    assert _rows(catalog, "SELECT session_id FROM sessions ORDER BY 1") == [
+        ("export:other_0",), ("export:request_x1",)
+    ]
 
 
 def test_aiwg_session_fields_and_flattened_parts(tmp_path: Path) -> None:
