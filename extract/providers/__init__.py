@@ -254,7 +254,11 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         capabilities=frozenset({"discover", "stream", "tokens"}),
         adapter_version=factory.ADAPTER_VERSION,
         fixtures=("fixtures/factory",),
-        tests=("tests/test_contract.py", "tests/extract/test_factory.py"),
+        tests=(
+            "tests/test_contract.py",
+            "tests/extract/test_factory.py",
+            "tests/extract/test_factory_export.py",
+        ),
         exceptions=(
             "factory-settings: a session's cumulative token totals, re-read whole when "
             "rewritten; one session-granularity row per session, no per-call counts",

@@ -169,11 +169,16 @@ class FactoryExportAdapter(DroidSessionAdapter):
         self._resume(ctx)
         memo = ctx.memo
         kind = record.get("type")
+        named = type(kind) is str  # any JSON value may stand there
         if "ids" not in memo:
-            if kind not in _FIRST_TYPES or (kind == "message" and "message" not in record):
+            if (
+                not named
+                or kind not in _FIRST_TYPES
+                or (kind == "message" and "message" not in record)
+            ):
                 raise NotThisFormat("its first record is not a Droid session record")
             memo["ids"] = {}
-        if type(kind) is not str:
+        if not named:
             raise InvalidRecord("a record without a string 'type'")
         self._check_schema(record, memo)
         if kind == "session_start":
