@@ -119,7 +119,7 @@ def sniff(head: bytes) -> bool:
     if kind == "session_start":  # Droid writes its version and directory there too
         return type(value.get("id")) is str and any(k in value for k in _START_KEYS)
     if kind == "message":
-        return type(value.get("message")) is dict and "schemaVersion" not in value
+        return type(value.get("message")) is dict
     return (
         kind in AIWG_TYPES
         and "schemaVersion" in value
