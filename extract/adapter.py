@@ -178,6 +178,39 @@ class DatabaseAdapter(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class StoreMarks:
+    """Where a store stood when it was read: its watermark (the largest rowid, or update
+    time, of the table its sessions grow in), the identity of the row at that watermark
+    (``None`` where rows are updated in place, so no row keeps one), and a fingerprint of
+    each session (its largest rowid or update time, its row count, …)."""
+
+    high: int
+    anchor: str | None
+    sessions: dict[str, str]
+
+
+@runtime_checkable
+class IncrementalDatabaseAdapter(DatabaseAdapter, Protocol):
+    """A database adapter read incrementally: after the first read, only the sessions
+    whose fingerprint changed are mapped again (whole, so per-session state stays
+    exact; their rows already imported merge by identity)."""
+
+    def marks(self, con: sqlite3.Connection) -> StoreMarks | None:
+        """The store's marks now; ``None`` when it holds none of the adapter's tables."""
+        ...
+
+    def anchor_at(self, con: sqlite3.Connection, high: int) -> str | None:
+        """The identity of the row at watermark ``high`` now (``None`` if it is gone)."""
+        ...
+
+    def map_sessions(
+        self, con: sqlite3.Connection, ctx: SourceContext, sink: RowSink, sessions: list[str]
+    ) -> int:
+        """Like ``map_database``, for ``sessions`` only; returns the rows read."""
+        ...
+
+
 Adapter = LineAdapter | DocumentAdapter | TextDocumentAdapter | DatabaseAdapter
 
 

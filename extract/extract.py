@@ -22,6 +22,7 @@ from .adapter import (
     DocumentAdapter,
     DocumentEnd,
     FormatDrift,
+    IncrementalDatabaseAdapter,
     InvalidRecord,
     LineAdapter,
     NotThisFormat,
@@ -35,6 +36,7 @@ from .jsonl import LineBatch, RecordLimits, Reject, parse_line, read_lines, take
 from .providers import ProviderSpec
 from .rows import RawTables, RowSink
 from .sources import NotARegularFile, SourceFile, open_regular
+from .stores import StoreWentBack, read_store
 
 MiB: Final = 1024 * 1024
 
@@ -287,7 +289,8 @@ def _extract_database(
     adapter: DatabaseAdapter, ctx: SourceContext, source: SourceFile
 ) -> Iterator[ExtractBatch]:
     """A SQLite database opened read-only (``mode=ro``); the adapter runs its queries,
-    all in one read transaction (:func:`one_snapshot`)."""
+    all in one read transaction (:func:`one_snapshot`), incrementally where it can
+    (:func:`.stores.read_store`)."""
     sink, outcomes, rejects = RowSink(), Counter[str](), list[Reject]()
     with open_regular(source.path):
         pass  # readable, and a regular file (SQLite's own open would block on a FIFO)
@@ -297,7 +300,13 @@ def _extract_database(
         raise _refused("SOURCE_UNREADABLE", source, f"SQLite cannot open it ({exc})") from None
     try:
         with one_snapshot(con):
-            outcomes["mapped"] += adapter.map_database(con, ctx, sink)
+            if isinstance(adapter, IncrementalDatabaseAdapter):
+                read = read_store(adapter, con, ctx, sink)
+            else:
+                read = adapter.map_database(con, ctx, sink)
+            outcomes["mapped"] += read
+    except StoreWentBack as exc:
+        raise _refused(exc.code, source, str(exc)) from None
     except sqlite3.OperationalError as exc:
         # Locked by its agent, or unreadable: the file itself may be sound.
         raise _refused("SOURCE_UNREADABLE", source, f"SQLite cannot read it ({exc})") from None

@@ -29,8 +29,10 @@ from . import (
     generic,
     hermes,
     openclaw,
+    openclaw_export,
     openclaw_store,
     opencode,
+    opencode_db,
     openhuman,
     openhuman_export,
     warp,
@@ -157,8 +159,7 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         tests=("tests/test_contract.py", "tests/extract/test_gemini.py"),
         superseded=gemini.superseded,
         exceptions=(
-            "gemini-json: legacy documents are re-read whole when they change "
-            "(no byte offsets)",
+            "gemini-json: legacy documents are re-read whole when they change (no byte offsets)",
         ),
     ),
     ProviderSpec(
@@ -288,16 +289,32 @@ REGISTRY: tuple[ProviderSpec, ...] = (
                 openclaw_store.owns_store,
                 openclaw_store.TranscriptStoreAdapter(),
             ),
+            FormatSpec(
+                openclaw_export.FORMAT,
+                "byte-offset",
+                openclaw_export.owns_nothing,
+                openclaw_export.SnapshotAdapter(),
+                origin="export",
+                sniff=openclaw_export.sniff,
+            ),
         ),
         capabilities=frozenset({"discover", "stream", "tokens"}),
         adapter_version=openclaw.ADAPTER_VERSION,
         fixtures=("fixtures/openclaw",),
-        tests=("tests/test_contract.py", "tests/extract/test_openclaw.py"),
+        tests=(
+            "tests/test_contract.py",
+            "tests/extract/test_openclaw.py",
+            "tests/extract/test_openclaw_export.py",
+        ),
         exceptions=(
-            "openclaw-sqlite: a per-agent store read whole when it changes; rows that are "
-            "not JSON or hold impossible fields are skipped, not rejected",
+            "openclaw-sqlite: a per-agent store read by its rowid watermark, a changed "
+            "session whole; rows that are not JSON or hold impossible fields are skipped, "
+            "not rejected",
             "openclaw-jsonl: .deleted./.reset. histories are read like live transcripts; "
             "records shared with another copy count once",
+            "openclaw-consistent-snapshot-jsonl: AIWG's projection, not written by OpenClaw; "
+            "incognito, remote-host-mismatch and inconsistent snapshots are rejected lines; "
+            "lossy projections are imported and say so in each session's header event",
         ),
     ),
     ProviderSpec(
@@ -320,7 +337,7 @@ REGISTRY: tuple[ProviderSpec, ...] = (
             ),
             FormatSpec(opencode.PART_FORMAT, "document", opencode.owns_part, opencode.PART_ADAPTER),
             FormatSpec(
-                opencode.DB_FORMAT, "sqlite", opencode.owns_database, opencode.DATABASE_ADAPTER
+                opencode.DB_FORMAT, "sqlite", opencode.owns_database, opencode_db.DATABASE_ADAPTER
             ),
             FormatSpec(
                 opencode.EXPORT_FORMAT,
@@ -331,13 +348,16 @@ REGISTRY: tuple[ProviderSpec, ...] = (
                 sniff=opencode.sniff_export,
             ),
         ),
-        capabilities=frozenset({"discover", "tokens", "subagents"}),
+        capabilities=frozenset({"discover", "stream", "tokens", "subagents"}),
         adapter_version=opencode.ADAPTER_VERSION,
         fixtures=("fixtures/opencode",),
         tests=("tests/test_contract.py", "tests/extract/test_opencode.py"),
         exceptions=(
-            "opencode-db: read whole when it changes; a row of impossible shape is skipped "
-            "without a receipt; OpenCode 2.x session_message rows refuse it (drift)",
+            "opencode-db: read by its update-time watermark, a changed session whole; a row "
+            "of impossible shape is skipped without a receipt; OpenCode 2.x "
+            "session_message rows refuse it (drift)",
+            "opencode-session/-message/-part: the legacy tree's records are documents, "
+            "re-read whole when they change",
             "tokens: one call per step-finish part; message.tokens only for a message "
             "without steps",
         ),
@@ -359,14 +379,14 @@ REGISTRY: tuple[ProviderSpec, ...] = (
                 sniff=hermes.sniff,
             ),
         ),
-        capabilities=frozenset({"discover", "tokens", "subagents"}),
+        capabilities=frozenset({"discover", "stream", "tokens", "subagents"}),
         adapter_version=hermes.ADAPTER_VERSION,
         fixtures=("fixtures/hermes",),
         tests=("tests/test_contract.py", "tests/extract/test_hermes.py"),
         exceptions=(
-            "hermes-state: a SQLite store read whole (in one read transaction) when it "
-            "changes; tokens are cumulative per session and model, one session-granularity "
-            "row each, the latest snapshot winning",
+            "hermes-state: a SQLite store read by its message-id watermark (in one read "
+            "transaction), a changed session whole; tokens are cumulative per session and "
+            "model, one session-granularity row each, the latest snapshot winning",
             "hermes-session-json: logs are re-read whole when they change and record no "
             "tokens; their messages carry no times",
             "hermes-export-jsonl: a line without schemaVersion is read (AIWG requires "
@@ -459,7 +479,8 @@ REGISTRY: tuple[ProviderSpec, ...] = (
         fixtures=("fixtures/warp",),
         tests=("tests/test_contract.py", "tests/extract/test_warp.py"),
         exceptions=(
-            "warp-sqlite: a live store read whole when it changes; tokens are cumulative "
+            "warp-sqlite: a live store read whole when it changes (a fork names its origin "
+            "by a token held in another conversation's row); tokens are cumulative "
             "totals per conversation and model with no input/output split, stored as "
             "input and left unpriced (model 'warp:<id>'); the agent's replies (a protobuf "
             "task) are not imported, only prompts, exchange statuses and agent-run commands",

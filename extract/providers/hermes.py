@@ -5,7 +5,9 @@
   CUMULATIVE token counters), ``messages`` (OpenAI chat shape, times in Unix seconds)
   and, where present, ``session_model_usage`` (per-model attribution; its columns are
   not documented [?]: rows with ``session_id``, ``model`` and the same counter names are
-  read, summed per session and model since v22 adds per-task rows).
+  read, summed per session and model since v22 adds per-task rows). Read incrementally
+  (:mod:`..stores`): the watermark is the largest message id; a session with new messages
+  or changed rows is mapped again whole.
 * ``hermes-session-json`` (document) — ``<home>/sessions/session_<id>.json`` (and a
   profile's): one session with ``messages[]`` ending in a ``session_meta`` marker and
   no token fields; their relation to ``state.db`` is unverified [?].
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -52,6 +55,7 @@ from ..adapter import (
     NotThisFormat,
     RecordOutcome,
     SourceContext,
+    StoreMarks,
     one_snapshot,
 )
 from ..rows import RowSink
@@ -229,10 +233,50 @@ class StateDbAdapter:
         with one_snapshot(con):
             return self._read(con, sink)
 
-    def _read(self, con: sqlite3.Connection, sink: RowSink) -> int:
-        tables = {
-            str(n) for (n,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    def map_sessions(
+        self, con: sqlite3.Connection, ctx: SourceContext, sink: RowSink, sessions: list[str]
+    ) -> int:
+        """Like :meth:`map_database`, for ``sessions`` only (each of them whole)."""
+        con.text_factory = _lenient_text
+        with one_snapshot(con):
+            return self._read(con, sink, orjson.dumps(sessions).decode())
+
+    def marks(self, con: sqlite3.Connection) -> StoreMarks | None:
+        """The largest message id is the watermark (ids are AUTOINCREMENT); a session's
+        fingerprint is its largest message id, message and active counts, and a digest
+        of its ``sessions`` and ``session_model_usage`` rows (counters grow in place)."""
+        con.text_factory = _lenient_text
+        tables = _tables(con)
+        if "messages" not in tables or "id" not in _columns(con, "messages"):
+            return None
+        rows: dict[str, int] = {}
+        for table, key in (("sessions", "id"), ("session_model_usage", "session_id")):
+            if table in tables and key in _columns(con, table):
+                for row in _dicts(con, f"SELECT * FROM {table} ORDER BY rowid"):
+                    sid = str(row[key])
+                    rows[sid] = zlib.crc32(repr(tuple(row.values())).encode(), rows.get(sid, 0))
+        active = "total(active)" if "active" in _columns(con, "messages") else "0"
+        marks = {
+            str(sid): f"{high}:{n}:{int(on)}:{rows.pop(str(sid), 0):08x}"
+            for sid, high, n, on in con.execute(
+                f"SELECT session_id, max(id), count(*), {active} FROM messages GROUP BY session_id"
+            )
         }
+        marks.update((sid, f"::{digest:08x}") for sid, digest in rows.items())
+        high = con.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
+        return StoreMarks(int(high), self.anchor_at(con, int(high)), marks)
+
+    def anchor_at(self, con: sqlite3.Connection, high: int) -> str | None:
+        """The session and time of message ``high``."""
+        row = con.execute(
+            "SELECT session_id || '/' || coalesce(timestamp, '') FROM messages WHERE id = ?",
+            (high,),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def _read(self, con: sqlite3.Connection, sink: RowSink, only: str | None = None) -> int:
+        """Every session, or those of the JSON array ``only``."""
+        tables = _tables(con)
         if "schema_version" in tables:
             versions = [
                 v for row in con.execute("SELECT * FROM schema_version") for v in row
@@ -246,16 +290,16 @@ class StateDbAdapter:
         records = 0
         sessions: dict[str, dict[str, Any]] = {}
         if "sessions" in tables:
-            for row in _dicts(con, "SELECT * FROM sessions"):
+            for row in _dicts(con, "SELECT * FROM sessions" + _only("id", only), only):
                 records += 1
                 if text_of(row.get("id")) is not None:
                     sessions[row["id"]] = row
         models: dict[str, dict[str, dict[str, int]]] = {}
         if "session_model_usage" in tables:
-            records += _model_usage(con, models)
+            records += _model_usage(con, models, only)
         last: dict[str, float] = {}
         if "messages" in tables:
-            records += _messages(con, sessions, last, sink)
+            records += _messages(con, sessions, last, sink, only)
         for sid, row in sessions.items():
             try:
                 _session_rows(row, sid, models.get(sid), last.get(sid), sink,
@@ -269,8 +313,17 @@ def _lenient_text(value: bytes) -> str:
     return value.decode("utf-8", "replace")
 
 
-def _dicts(con: sqlite3.Connection, sql: str) -> Iterator[dict[str, Any]]:
-    cursor = con.execute(sql)
+def _tables(con: sqlite3.Connection) -> set[str]:
+    return {str(n) for (n,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _only(column: str, only: str | None) -> str:
+    """The WHERE clause keeping the sessions of the JSON array bound as its parameter."""
+    return "" if only is None else f" WHERE {column} IN (SELECT value FROM json_each(?))"
+
+
+def _dicts(con: sqlite3.Connection, sql: str, only: str | None = None) -> Iterator[dict[str, Any]]:
+    cursor = con.execute(sql, () if only is None else (only,))
     names = [str(d[0]) for d in cursor.description]
     for row in cursor:
         yield dict(zip(names, row, strict=True))
@@ -280,10 +333,13 @@ def _columns(con: sqlite3.Connection, table: str) -> set[str]:
     return {str(r[1]) for r in con.execute("SELECT * FROM pragma_table_info(?)", (table,))}
 
 
-def _model_usage(con: sqlite3.Connection, models: dict[str, dict[str, dict[str, int]]]) -> int:
+def _model_usage(
+    con: sqlite3.Connection, models: dict[str, dict[str, dict[str, int]]], only: str | None
+) -> int:
     """Sum ``session_model_usage`` rows per (session, model) [?]."""
     rows = 0
-    for row in _dicts(con, "SELECT * FROM session_model_usage"):
+    query = "SELECT * FROM session_model_usage" + _only("session_id", only)
+    for row in _dicts(con, query, only):
         rows += 1
         sid, model = row.get("session_id"), row.get("model")
         if not isinstance(sid, str) or not sid or (model is not None and type(model) is not str):
@@ -303,7 +359,7 @@ def _model_usage(con: sqlite3.Connection, models: dict[str, dict[str, dict[str, 
 
 def _messages(
     con: sqlite3.Connection, sessions: dict[str, dict[str, Any]], last: dict[str, float],
-    sink: RowSink,
+    sink: RowSink, only: str | None,
 ) -> int:  # fmt: skip
     """Every message row, session by session in row order (archived ``active = 0``
     rows too: they are history no other copy may hold; their compaction copies merge
@@ -317,7 +373,8 @@ def _messages(
     names = SessionMessages()
     model: str | None = None
     sidechain = False
-    for message in _dicts(con, f"SELECT {columns} FROM messages ORDER BY session_id, id"):
+    query = f"SELECT {columns} FROM messages{_only('session_id', only)} ORDER BY session_id, id"
+    for message in _dicts(con, query, only):
         rows += 1
         sid = message["session_id"]
         if type(sid) is not str or not sid:

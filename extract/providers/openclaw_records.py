@@ -125,6 +125,20 @@ def _content_text(content: Any) -> str | None:
     raise InvalidRecord("'content' is neither text nor a list of blocks")
 
 
+def call_tokens(usage: dict[str, Any]) -> tuple[int, int, int, int] | None:
+    """``(input, cache_write, cache_read, output)`` of one ``usage`` object by the token
+    rule above, or ``None`` when all are 0 (not a call). Raises InvalidRecord for a count
+    out of range."""
+    inp, out = token_count(usage.get("input")), token_count(usage.get("output"))
+    read, write = token_count(usage.get("cacheRead")), token_count(usage.get("cacheWrite"))
+    missing = token_count(usage.get("totalTokens")) - (inp + out + read + write)
+    if missing > 0 and out == 0:
+        out = missing
+    if inp + out + read + write == 0:
+        return None
+    return inp, write, read, out
+
+
 class RecordMapper:
     """Maps one OpenClaw record of a session to events, calls and session fields."""
 
@@ -364,13 +378,10 @@ class RecordMapper:
                sid: str, model: str | None, offset: int, state: dict[str, Any],
                sink: RowSink) -> None:  # fmt: skip
         """One model call (see the module docstring for the rule)."""
-        inp, out = token_count(usage.get("input")), token_count(usage.get("output"))
-        read, write = token_count(usage.get("cacheRead")), token_count(usage.get("cacheWrite"))
-        missing = token_count(usage.get("totalTokens")) - (inp + out + read + write)
-        if missing > 0 and out == 0:
-            out = missing
-        if inp + out + read + write == 0:
+        tokens = call_tokens(usage)
+        if tokens is None:
             return
+        inp, write, read, out = tokens
         # ccusage dates a call by the message's own time first, then the line's.
         ts = _time(msg.get("timestamp")) or _time(rec.get("timestamp")) or state.get("ts")
         rid = rec.get("id")

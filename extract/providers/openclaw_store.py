@@ -9,8 +9,10 @@ leaves both copies on disk [?]: a session found in both is one session (its id i
 table's ``session_id``, the transcript file's stem) and each of its records one event and
 one call, because both copies are keyed by (session, record ``id``).
 
-The database is opened read-only by the framework and re-read whole when it changes; the
-catalog keeps the first copy of each event and call. A row that is not a JSON object, or
+The database is opened read-only by the framework and read incrementally
+(:mod:`..stores`): the watermark is the table's largest rowid (rows are only appended), a
+session's fingerprint its largest rowid and row count, and a changed session is mapped
+again whole; the catalog keeps the first copy of each event and call. A row that is not a JSON object, or
 a record with impossible field types, is skipped (a database row has no byte span to
 reject; it is still counted as read); a record of an unknown type is skipped likewise.
 An unknown major session format refuses the store (FormatDrift).
@@ -19,11 +21,12 @@ An unknown major session format refuses the store (FormatDrift).
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 from typing import Any, Final
 
 import orjson
 
-from ..adapter import InvalidRecord, SourceContext
+from ..adapter import InvalidRecord, SourceContext, StoreMarks
 from ..rows import RowSink
 from ..sources import RelParts, SourceFile, rel_parts
 from .cursor_fields import instant
@@ -31,8 +34,12 @@ from .openclaw_records import RecordMapper
 
 STORE_NAME: Final = "openclaw-agent.sqlite"
 _EVENTS: Final = (
-    "SELECT session_id, seq, event_json, created_at FROM transcript_events ORDER BY session_id, seq"
+    "SELECT session_id, seq, event_json, created_at FROM transcript_events {where} "
+    "ORDER BY session_id, seq"
 )
+_ONLY: Final = "WHERE session_id IN (SELECT value FROM json_each(?))"
+_MARKS: Final = "SELECT session_id, max(rowid), count(*) FROM transcript_events GROUP BY session_id"
+_ANCHOR: Final = "SELECT session_id || '/' || seq FROM transcript_events WHERE rowid = ?"
 
 
 def owns_store(rel: RelParts) -> bool:
@@ -53,17 +60,37 @@ class TranscriptStoreAdapter:
     def map_database(self, con: sqlite3.Connection, ctx: SourceContext, sink: RowSink) -> int:
         """Emit the rows of every session; returns the rows read. A store without the
         ``transcript_events`` table holds no transcripts yet."""
-        found = con.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'transcript_events'"
-        ).fetchone()
-        if found is None:
+        if not _has_events(con):
             return 0
+        return self._map(con.execute(_EVENTS.format(where="")), sink)
+
+    def map_sessions(
+        self, con: sqlite3.Connection, ctx: SourceContext, sink: RowSink, sessions: list[str]
+    ) -> int:
+        """Emit the rows of ``sessions`` only."""
+        cursor = con.execute(_EVENTS.format(where=_ONLY), (orjson.dumps(sessions).decode(),))
+        return self._map(cursor, sink)
+
+    def marks(self, con: sqlite3.Connection) -> StoreMarks | None:
+        """The largest rowid; per session its largest rowid and row count."""
+        if not _has_events(con):
+            return None
+        sessions = {str(sid): f"{high}:{n}" for sid, high, n in con.execute(_MARKS)}
+        high = max((int(m.split(":", 1)[0]) for m in sessions.values()), default=0)
+        return StoreMarks(high, self.anchor_at(con, high), sessions)
+
+    def anchor_at(self, con: sqlite3.Connection, high: int) -> str | None:
+        """The (session, seq) of the row at rowid ``high``."""
+        row = con.execute(_ANCHOR, (high,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _map(self, rows: Iterable[tuple[Any, ...]], sink: RowSink) -> int:
         mapper = self._mapper.map
-        rows = 0
+        read = 0
         current: str | None = None
         state: dict[str, Any] = {}
-        for session_id, seq, event_json, created_at in con.execute(_EVENTS):
-            rows += 1
+        for session_id, seq, event_json, created_at in rows:
+            read += 1
             if type(session_id) is not str or not session_id or type(seq) is not int:
                 continue
             if session_id != current:  # the model and times are per session
@@ -77,7 +104,14 @@ class TranscriptStoreAdapter:
                 mapper(record, session_id, seq, state, sink)
             except InvalidRecord:
                 continue
-        return rows
+        return read
+
+
+def _has_events(con: sqlite3.Connection) -> bool:
+    found = con.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'transcript_events'"
+    ).fetchone()
+    return found is not None
 
 
 def _record(value: Any) -> dict[str, Any] | None:

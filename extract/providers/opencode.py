@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -293,116 +292,6 @@ class OpenCodePartAdapter:
         return 1
 
 
-# --------------------------------------------------------------------------- the database
-
-_SESSION_COLUMNS: Final = {
-    "project_id": "projectID", "parent_id": "parentID", "directory": "directory",
-    "title": "title", "version": "version",
-}  # fmt: skip
-
-
-def _json(value: Any) -> Any:
-    if not isinstance(value, str | bytes):
-        return None
-    try:
-        return orjson.loads(value)
-    except orjson.JSONDecodeError:
-        return None
-
-
-def _rows(con: sqlite3.Connection, table: str) -> Iterator[dict[str, Any]]:
-    """Every row of ``table`` as {lower-case column: value}, streamed."""
-    cursor = con.execute(f'SELECT * FROM "{table}"')  # the names are this module's
-    names = [str(d[0]).lower() for d in cursor.description]
-    for row in cursor:
-        yield dict(zip(names, row, strict=True))
-
-
-def _session_info(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A ``session`` row in the shape of a tree session record."""
-    info: dict[str, Any] = {"id": row.get("id")}
-    for column, field in _SESSION_COLUMNS.items():
-        if row.get(column) is not None:
-            info[field] = row[column]
-    info["time"] = {
-        "created": row.get("time_created"),
-        "updated": row.get("time_updated"),
-        "archived": row.get("time_archived"),
-    }
-    model = _json(row.get("model"))
-    if type(model) is dict:
-        info["model"] = model
-    return info
-
-
-class OpenCodeDatabaseAdapter:
-    """Reads ``opencode.db`` (opened read-only by the framework): sessions, then messages,
-    then parts. Every table and column is optional; a row whose record is not the
-    expected shape is skipped (a database has no per-row receipts) and counted."""
-
-    def locate(self, source: SourceFile) -> SourceContext:
-        """The database holds many sessions; its context names none."""
-        return SourceContext(source, "")
-
-    def map_database(self, con: sqlite3.Connection, ctx: SourceContext, sink: RowSink) -> int:
-        """Emit every session, message and part; returns the rows read."""
-        tables = {
-            str(name).lower()
-            for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        }
-        if (
-            "session_message" in tables
-            and con.execute("SELECT 1 FROM session_message LIMIT 1").fetchone()
-        ):
-            raise FormatDrift(
-                "opencode.db holds OpenCode 2.x event-sourced messages (session_message), "
-                "a format this adapter does not know"
-            )
-        records = 0
-        sessions = [_session_info(r) for r in _rows(con, "session")] if "session" in tables else []
-        for info in sessions:
-            _emit_session_row(sink, info)  # drift raises before anything is kept
-        records += len(sessions)
-        metas: dict[str, tuple[str, MessageMeta]] = {}
-        if "message" in tables:
-            for row in _rows(con, "message"):
-                records += 1
-                info, sid = _json(row.get("data")), row.get("session_id")
-                if type(info) is not dict or type(sid) is not str or not sid:
-                    continue
-                info = {**info, "id": row.get("id"), "sessionID": sid}
-                try:
-                    metas[str(info["id"])] = (sid, emit_message(sink, sid, info, "db"))
-                except InvalidRecord:
-                    continue
-        if "part" in tables:
-            for row in _rows(con, "part"):
-                records += 1
-                part, mid = _json(row.get("data")), row.get("message_id")
-                if type(part) is not dict or type(mid) is not str:
-                    continue
-                sid, meta = metas.get(mid, (row.get("session_id"), UNKNOWN_MESSAGE))
-                if type(sid) is not str or not sid:
-                    continue
-                if meta is UNKNOWN_MESSAGE:  # a part of a message missing from the table
-                    meta = MessageMeta(None, None, instant(row.get("time_created")))
-                part = {**part, "id": row.get("id"), "messageID": mid, "sessionID": sid}
-                try:
-                    emit_part(sink, sid, mid, part, meta, "db")
-                except InvalidRecord:
-                    continue
-        return records
-
-
-def _emit_session_row(sink: RowSink, info: dict[str, Any]) -> None:
-    """A database session row's metadata; a row of impossible types is skipped, an
-    unknown major version refuses the database (:class:`FormatDrift`)."""
-    try:
-        emit_session(sink, info)
-    except InvalidRecord:
-        return
-
-
 # --------------------------------------------------------------------------- exports
 
 EXPORT_FORMAT: Final = "opencode-export"
@@ -473,5 +362,4 @@ def _check_export_version(value: Any) -> None:
 SESSION_ADAPTER: Final = OpenCodeSessionAdapter()
 MESSAGE_ADAPTER: Final = OpenCodeMessageAdapter()
 PART_ADAPTER: Final = OpenCodePartAdapter()
-DATABASE_ADAPTER: Final = OpenCodeDatabaseAdapter()
 EXPORT_ADAPTER: Final = OpenCodeExportAdapter()

@@ -75,14 +75,13 @@ class PlannedSource:
 
     @property
     def resumes(self) -> bool:
-        """Whether the read continues an append-only file from its checkpoint (with the
-        adapter state saved there)."""
-        return (
-            self.checkpoint is not None
-            and self.continuity in ("validated-append", "retry")
-            and self.source is not None
-            and self.source.position_kind == "byte-offset"
-        )
+        """Whether the read continues from its checkpoint, with the adapter state saved
+        there: an append-only file from its offset, a store from its watermark."""
+        if self.checkpoint is None or self.source is None or self.restart:
+            return False
+        if self.source.position_kind == "byte-offset":
+            return self.continuity in ("validated-append", "retry")
+        return self.source.position_kind == "sqlite" and self.continuity in ("updated", "retry")
 
     @property
     def pending_bytes(self) -> int:
@@ -308,16 +307,20 @@ def _classify_whole(
 ) -> PlannedSource:
     """Documents and databases are re-read whole when they change. A document is keyed by
     its content digest and replaced atomically; a database's rows merge by identity."""
-    drift = _drift_message(cp, spec)
-    if drift is None and cp.status == "refused" and cp.continuity == "drift":
-        drift = cp.refusal
-    if drift is not None:
+    outcome: Continuity | None = None
+    message = _drift_message(cp, spec)
+    if message is not None:
+        outcome = "drift"
+    elif cp.status == "refused" and cp.continuity in REFUSED:
+        outcome, message = cp.continuity, cp.refusal  # a store gone backwards, a drift
+    if outcome is not None:
         if restart_refused:
             return replace(
-                base, continuity="drift", generation=cp.generation + 1, restart=True, message=drift
-            )
+                base, continuity=outcome, generation=cp.generation + 1, restart=True,
+                message=message,
+            )  # fmt: skip
         return replace(
-            base, continuity="drift", action="refuse", message=drift, generation=cp.generation
+            base, continuity=outcome, action="refuse", message=message, generation=cp.generation
         )
     if cp.status == "refused" and cp.continuity in RETRIED:
         return replace(base, continuity="retry", generation=cp.generation,

@@ -117,6 +117,7 @@ def test_registry_row() -> None:
     assert [(f.name, f.position_kind) for f in SPEC.formats] == [
         ("openclaw-jsonl", "byte-offset"),
         ("openclaw-sqlite", "sqlite"),
+        ("openclaw-consistent-snapshot-jsonl", "byte-offset"),
     ]
     assert SPEC.capabilities == {"discover", "stream", "tokens"}
     assert SPEC.fixtures == ("fixtures/openclaw",)
@@ -504,7 +505,8 @@ def test_conformance_native_transcripts(tmp_path: Path) -> None:
 def test_conformance_aiwg_projection_is_not_a_native_transcript(tmp_path: Path) -> None:
     """AIWG's ``openclaw-consistent-snapshot-jsonl`` is AIWG's own projection (no OpenClaw
     tool writes it): read in a transcript's place, every line is rejected as an unknown
-    record, nothing is imported and nothing raises."""
+    record, nothing is imported and nothing raises. Named in their own format they are
+    read (tests/extract/test_openclaw_export.py::test_conformance_aiwg_snapshots)."""
     files = sorted(AIWG.glob("*.jsonl"))
     assert files
     catalog = tmp_path / "c.duckdb"
