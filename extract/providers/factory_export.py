@@ -103,9 +103,10 @@ def owns(rel: RelParts) -> bool:
 
 def sniff(head: bytes) -> bool:
     """Whether a file starting with ``head`` is in this format: its first line is a
-    ``session_start`` with an ``id`` and a ``version`` or ``cwd``, a ``message`` with a ``message`` object, or an
-    AIWG record (``session``/``user``/``assistant``/``tool``/``session_end``) with a
-    ``schemaVersion`` and a session or record id."""
+    ``session_start`` with an ``id`` and a ``version`` or ``cwd``, a ``message`` with a
+    ``message`` object, or an AIWG record (``session``/``user``/``assistant``/``tool``/
+    ``session_end``) with a ``schemaVersion`` and a session or record id; never a line
+    with another export format's keys."""
     first = head.split(b"\n", 1)[0]
     if b'"type"' not in first:
         return False
