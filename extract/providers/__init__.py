@@ -25,6 +25,7 @@ from . import (
     cursor_state,
     devin_desktop,
     factory,
+    factory_export,
     factory_settings,
     gemini,
     generic,
@@ -263,16 +264,32 @@ REGISTRY: tuple[ProviderSpec, ...] = (
                 factory.owns_settings,
                 factory_settings.DroidSettingsAdapter(),
             ),
+            FormatSpec(
+                factory_export.FORMAT,
+                "byte-offset",
+                factory_export.owns,
+                factory_export.FactoryExportAdapter(),
+                origin="export",
+                sniff=factory_export.sniff,
+            ),
         ),
         capabilities=frozenset({"discover", "stream", "tokens"}),
         adapter_version=factory.ADAPTER_VERSION,
         fixtures=("fixtures/factory",),
-        tests=("tests/test_contract.py", "tests/extract/test_factory.py"),
+        tests=(
+            "tests/test_contract.py",
+            "tests/extract/test_factory.py",
+            "tests/extract/test_factory_export.py",
+        ),
         exceptions=(
             "factory-settings: a session's cumulative token totals, re-read whole when "
             "rewritten; one session-granularity row per session, no per-call counts",
             "factory-project: which Droid versions write it is unknown; records are "
             "sniffed and other formats' lines rejected with their reason",
+            "factory-droid-jsonl: the store's records and AIWG's synthetic schemaVersion "
+            "family (not known to be written by Droid); no tokens (Droid keeps them in "
+            "the store's .settings.json); activity boundaries are system events, "
+            "completion status has no column",
         ),
     ),
     ProviderSpec(

@@ -27,7 +27,9 @@ Rules this adapter keeps:
   AIWG's synthetic ``schemaVersion`` family (``session``/``user``/``assistant``/``tool``/
   ``session_end``: AIWG's own fixtures, not known to be written by Droid, §0.2) are
   rejected as ``UNKNOWN_RECORD`` with that reason, so such a file imports nothing and
-  every line of it has a receipt. Stream-json usage is not imported either: Droid keeps
+  every line of it has a receipt (named with ``import --file``, it is read by the
+  ``factory-droid-jsonl`` export format, :mod:`.factory_export`, which maps both
+  families and reuses this module's mapping of the store's records). Stream-json usage is not imported either: Droid keeps
   no discoverable stream-json log of its own, and a run's ``completion.usage`` would
   repeat what the session's ``.settings.json`` totals already count.
 * **Identity.** The session id is ``session_start.id``, else the file stem (equal in a
@@ -80,8 +82,8 @@ _SETTINGS: Final = ".settings.json"
 
 # Record types of AIWG's synthetic family (with ``schemaVersion``), and of
 # ``droid exec --output-format stream-json``.
-_AIWG_TYPES: Final = frozenset({"session", "user", "assistant", "tool", "session_end"})
-_STREAM_TYPES: Final = frozenset({"system", "tool_call", "tool_result", "completion", "error"})
+AIWG_TYPES: Final = frozenset({"session", "user", "assistant", "tool", "session_end"})
+STREAM_TYPES: Final = frozenset({"system", "tool_call", "tool_result", "completion", "error"})
 
 _REMINDER: Final = re.compile(r"<system-reminder>.*?</system-reminder>\s*", re.DOTALL)
 # User text that is machinery as a whole, not something the person typed.
@@ -209,16 +211,16 @@ def check_version(value: Any) -> str | None:
     raise InvalidRecord("'version' is neither a number nor a version string")
 
 
-def _foreign(record: dict[str, Any], kind: Any) -> str | None:
+def foreign_reason(record: dict[str, Any], kind: Any) -> str | None:
     """Why a record is not of the session store, if it is of a known other family."""
     named = type(kind) is str  # any JSON value may stand there; only a string names a type
     what = f"{kind[:40]!r}" if named else "a record without a 'type'"
-    if (named and kind in _AIWG_TYPES) or "schemaVersion" in record:
+    if (named and kind in AIWG_TYPES) or "schemaVersion" in record:
         return (
             f"{what} is a record of AIWG's synthetic factory-droid-jsonl family, "
             "not known to be written by Droid"
         )
-    if (named and kind in _STREAM_TYPES) or kind == "message":
+    if (named and kind in STREAM_TYPES) or kind == "message":
         return (
             f"{what} is a droid exec stream-json record, not the session store; "
             "stream-json logs are not imported"
@@ -245,21 +247,27 @@ class DroidSessionAdapter:
         self, record: dict[str, Any], offset: int, ctx: SourceContext, sink: RowSink
     ) -> RecordOutcome:
         """Map one line; records of other families are rejected with the reason."""
+        self._resume(ctx)
+        kind = record.get("type")
+        if kind == "session_start":
+            return self._start(record, ctx, sink)
+        if kind == "message" and "message" in record:
+            return self._message(record, offset, ctx, sink)
+        reason = foreign_reason(record, kind)
+        if reason is not None:
+            raise UnknownRecord(reason)
+        return "unknown"
+
+    @staticmethod
+    def _resume(ctx: SourceContext) -> None:
+        """The session id in use: the memo's once known (a later run of the file starts
+        from the path's), else the path's."""
         memo = ctx.memo
         sid = memo.get("sid")
         if sid is None:
             memo["sid"], memo["msgs"] = ctx.session_id, 0
         elif sid != ctx.session_id:
             ctx.session_id = sid
-        kind = record.get("type")
-        if kind == "session_start":
-            return self._start(record, ctx, sink)
-        if kind == "message" and "message" in record:
-            return self._message(record, offset, ctx, sink)
-        reason = _foreign(record, kind)
-        if reason is not None:
-            raise UnknownRecord(reason)
-        return "unknown"
 
     def _start(self, rec: dict[str, Any], ctx: SourceContext, sink: RowSink) -> RecordOutcome:
         cli_version = check_version(rec.get("version"))
@@ -291,20 +299,44 @@ class DroidSessionAdapter:
         role = msg.get("role")
         if type(role) is not str:
             raise InvalidRecord("'message.role' is not a string")
-        content = msg.get("content")
-        if type(content) is str:
-            content = [{"type": "text", "text": content}]
-        elif content is not None and type(content) is not list:
-            raise InvalidRecord("'message.content' is neither text nor a list")
+        blocks = content_blocks(msg.get("content"), "message.content")
         native = _text(rec.get("id")) or f"@{offset}"
-        ts = instant(rec.get("timestamp"))
-        model = _text(msg.get("model"))
         ctx.memo["msgs"] = 1
-        sid = ctx.session_id
-        for i, block in enumerate(content or ()):
-            if type(block) is dict:
-                _block(sink, sid, native, 2 * i, ts, role, model, block, offset)
+        emit_blocks(sink, ctx.session_id, native, instant(rec.get("timestamp")), role,
+                    _text(msg.get("model")), blocks, offset)  # fmt: skip
         return "mapped"
+
+
+def content_blocks(content: Any, name: str) -> list[Any]:
+    """A message's content as a list of blocks (a string is one text block); raises
+    :class:`InvalidRecord` for content of another type (named ``name``)."""
+    if type(content) is str:
+        return [{"type": "text", "text": content}]
+    if content is None:
+        return []
+    if type(content) is not list:
+        raise InvalidRecord(f"'{name}' is neither text nor a list")
+    return content
+
+
+def emit_blocks(
+    sink: RowSink,
+    sid: str,
+    native: str,
+    ts: str | None,
+    role: str,
+    model: str | None,
+    blocks: list[Any],
+    offset: int,
+) -> list[tuple[int, dict[str, Any]]]:
+    """The events of a message's blocks (block ``i`` at event position ``2i``); returns
+    the (position, block) of the blocks of an unknown type, which map to nothing."""
+    unknown: list[tuple[int, dict[str, Any]]] = []
+    for i, block in enumerate(blocks):
+        if type(block) is dict and not _block(sink, sid, native, 2 * i, ts, role, model,
+                                              block, offset):  # fmt: skip
+            unknown.append((2 * i, block))
+    return unknown
 
 
 def _block(
@@ -317,16 +349,17 @@ def _block(
     model: str | None,
     block: dict[str, Any],
     offset: int,
-) -> None:
-    """The events of one content block at event position ``pos`` (and ``pos + 1``)."""
+) -> bool:
+    """The events of one content block at event position ``pos`` (and ``pos + 1``);
+    ``False`` for a block of an unknown type (nothing emitted)."""
     btype = block.get("type")
     if btype == "text":
         text = block.get("text")
         if type(text) is not str:
-            return
+            return True
         if role != "user":
             sink.event(sid, native, pos, ts, "text", role, text, offset, model=model)
-            return
+            return True
         reminders, rest = split_reminders(text)
         if reminders is not None:
             sink.event(sid, native, pos, ts, "system", role, reminders, offset)
@@ -352,3 +385,6 @@ def _block(
         )  # fmt: skip
     elif btype == "image":
         sink.event(sid, native, pos, ts, "image", role, "[image]", offset)
+    else:
+        return False
+    return True

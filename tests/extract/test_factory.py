@@ -83,7 +83,12 @@ def test_registry_row() -> None:
         ("factory-session", "byte-offset"),
         ("factory-project", "byte-offset"),
         ("factory-settings", "document"),
+        ("factory-droid-jsonl", "byte-offset"),
     }
+    (export,) = [f for f in SPEC.formats if f.origin == "export"]
+    assert export.name == "factory-droid-jsonl" and export.sniff is not None
+    assert not export.owns(("-home-dev-x", f"{A}.jsonl")) and not export.owns((f"{A}.jsonl",))
+    assert SPEC.support == "both"
     assert SPEC.capabilities == {"discover", "stream", "tokens"}
     assert SPEC.fixtures == ("fixtures/factory",)
 
