@@ -367,6 +367,7 @@ REGISTRY: tuple[ProviderSpec, ...] = (
                 opencode.EXPORT_ADAPTER,
                 origin="export",
                 sniff=opencode.sniff_export,
+                aliases=("opencode-export-json",),  # the reference's locator class
             ),
         ),
         capabilities=frozenset({"discover", "stream", "tokens", "subagents"}),

@@ -100,8 +100,12 @@ def plan_files(
         elif path.is_file():
             spec, fmt = guess_format(path)
             guesses.append((str(path), fmt.name))
-        else:
-            spec, fmt = export_formats()[0]  # refused below whatever its format
+        else:  # no content to tell a format from, so no provider to refuse it under
+            what = "a directory" if path.is_dir() else file_kind(path.stat().st_mode)
+            raise ConfigurationError(
+                f"{named.path}: {what}, not a regular file; --file names the files an "
+                "agent exported"
+            )
         item = _source(path, spec, fmt)
         if isinstance(item, PlannedSource):
             planned.append(item)

@@ -126,15 +126,25 @@ def test_formats_are_named_or_guessed_and_bad_names_are_usage_errors(tmp_path: P
     assert guess_format(LAPTOP)[1].name == "aiwg.session-interchange"
     plan = plan_files({}, workspace="w", files=[NamedFile(LAPTOP)])
     assert plan.guesses == ((str(LAPTOP.resolve()), "aiwg.session-interchange"),)
-    assert plan_files({}, workspace="w", files=[NamedFile(LAPTOP, "aiwg.session-interchange")]).guesses == ()
-    with pytest.raises(ConfigurationError, match=r"unknown export format 'nope'.*aiwg\.session-interchange"):
+    assert (
+        plan_files({}, workspace="w", files=[NamedFile(LAPTOP, "aiwg.session-interchange")]).guesses
+        == ()
+    )
+    with pytest.raises(
+        ConfigurationError, match=r"unknown export format 'nope'.*aiwg\.session-interchange"
+    ):
         plan_files({}, workspace="w", files=[NamedFile(LAPTOP, "nope")])
     with pytest.raises(ConfigurationError, match="no export format recognizes its content"):
         guess_format(FIXTURES / "generic" / "contract_lookalikes" / "near-miss.jsonl")
     with pytest.raises(ConfigurationError, match="no such file"):
         plan_files({}, workspace="w", files=[NamedFile(tmp_path / "missing.jsonl")])
-    [refused] = plan_files({}, workspace="w", files=[NamedFile(tmp_path)]).sources
-    assert (refused.action, refused.code) == ("refuse", "NOT_A_FILE")
+    # a directory: refused under the format it is named in, a usage error without one
+    [refused] = plan_files(
+        {}, workspace="w", files=[NamedFile(tmp_path, "aiwg.session-interchange")]
+    ).sources
+    assert (refused.provider, refused.action, refused.code) == ("generic", "refuse", "NOT_A_FILE")
+    with pytest.raises(ConfigurationError, match="a directory, not a regular file"):
+        plan_files({}, workspace="w", files=[NamedFile(tmp_path)])
 
 
 def test_import_file_through_the_cli_prints_the_guess(cli: CliRunner, tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ from agentlake.extract.providers.opencode_records import (
     part_instant,
 )
 from agentlake.extract.rows import RowSink
-from agentlake.ingest.files import NamedFile, guess_format
+from agentlake.ingest.files import NamedFile, export_format, guess_format
 from agentlake.ingest.plan import make_plan
 from agentlake.ingest.run import ImportOptions, ImportResult, run_import
 from tests.conftest import CONFORMANCE, FIXTURES
@@ -607,6 +607,9 @@ def test_an_export_is_the_same_session_as_the_store(tmp_path: Path) -> None:
     exported = tmp_path / "session.json"
     exported.write_text(json.dumps(_export(storage, PARENT), indent=2))
     assert guess_format(exported)[1].name == opencode.EXPORT_FORMAT
+    assert (
+        export_format("opencode-export-json")[1].name == opencode.EXPORT_FORMAT
+    )  # its locator class
     catalog = tmp_path / "export.duckdb"
     assert _import_files([exported], catalog).exit_code == 0
     tree = tmp_path / "tree.duckdb"
