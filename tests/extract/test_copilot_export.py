@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +27,7 @@ from agentlake.ingest.files import NamedFile, guess_format, plan_files
 from agentlake.ingest.run import ImportOptions, ImportResult, run_import
 from tests.conftest import CONFORMANCE, FIXTURES, CliRunner
 from tests.extract.catalogs import catalog_rows, import_provider
-from tests.extract.test_fuzz import MUTATIONS
-from tests.extract.test_fuzz import _account as account
+from tests.extract.test_fuzz import MUTATION_LISTS, account_export
 
 SPEC = by_id("copilot")
 FORMAT = copilot.EXPORT_FORMAT
@@ -424,15 +422,7 @@ def test_conformance_splitrail_session_named_as_a_file(tmp_path: Path) -> None:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
 @given(
     source=st.sampled_from([VSCODE_EXPORT, AIWG_SHAPE, SESSION_V3]),
-    mutations=st.lists(
-        st.tuples(
-            st.sampled_from(sorted(MUTATIONS)),
-            st.floats(min_value=0, max_value=1),
-            st.integers(min_value=0, max_value=10_000),
-        ),
-        min_size=1,
-        max_size=3,
-    ),
+    mutations=MUTATION_LISTS,
 )
 def test_mutated_exports_never_escape(
     source: Path, mutations: list[tuple[str, float, int]]
@@ -440,13 +430,5 @@ def test_mutated_exports_never_escape(
     """The export is not in the contract home (files are named, not found): the fuzz
     suite's mutations applied to each shape's file; an adapter error other than a
     classified refusal or reject fails, and whatever the sniffer says it never raises."""
-    data = source.read_bytes()
-    for name, where, n in mutations:
-        data = MUTATIONS[name](data, where, n)
+    data = account_export(SPEC, FORMAT, source.read_bytes(), mutations, "export.chat.json")
     copilot_export.sniff(data[:65536])
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "export.chat.json"
-        path.write_bytes(data)
-        source_file = SourceFile("copilot", path, path.parent, "document", FORMAT,
-                                 0, 0, len(data), 0)  # fmt: skip
-        account(source_file, data, SPEC)

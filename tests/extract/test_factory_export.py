@@ -10,7 +10,6 @@ Expected figures are computed by hand from fixtures/factory/exports (see the REA
 from __future__ import annotations
 
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +19,11 @@ from hypothesis import strategies as st
 
 from agentlake.errors import ConfigurationError
 from agentlake.extract.providers import by_id, factory_export
-from agentlake.extract.sources import SourceFile
 from agentlake.ingest.files import NamedFile, guess_format
 from agentlake.ingest.run import ImportOptions, ImportResult, run_import
 from tests.conftest import CONFORMANCE, FIXTURES
 from tests.extract.catalogs import catalog_rows, import_provider
-from tests.extract.test_fuzz import MUTATIONS
-from tests.extract.test_fuzz import _account as account
+from tests.extract.test_fuzz import MUTATION_LISTS, account_export
 
 SPEC = by_id("factory")
 HERE = FIXTURES / "factory"
@@ -305,25 +302,9 @@ def test_conformance_aiwg_exports(tmp_path: Path, name: str, outcome: str) -> No
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
 @given(
     name=st.sampled_from(["droid_session", "aiwg_session"]),
-    mutations=st.lists(
-        st.tuples(
-            st.sampled_from(sorted(MUTATIONS)),
-            st.floats(min_value=0, max_value=1),
-            st.integers(min_value=0, max_value=10_000),
-        ),
-        min_size=1,
-        max_size=3,
-    ),
+    mutations=MUTATION_LISTS,
 )
 def test_mutated_exports_never_escape(name: str, mutations: list[tuple[str, float, int]]) -> None:
     """The fuzz suite's mutations and byte accounting, applied to both families' files
     (the export is not in the contract home: its files are named, not found)."""
-    data = (EXPORTS / f"{name}.jsonl").read_bytes()
-    for mutation, where, n in mutations:
-        data = MUTATIONS[mutation](data, where, n)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "export.jsonl"
-        path.write_bytes(data)
-        source = SourceFile("factory", path, path.parent, "byte-offset", FORMAT,
-                            0, 0, len(data), 0)  # fmt: skip
-        account(source, data, SPEC)
+    account_export(SPEC, FORMAT, (EXPORTS / f"{name}.jsonl").read_bytes(), mutations)

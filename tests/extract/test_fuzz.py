@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -104,6 +106,34 @@ MUTATIONS: dict[str, Mutation] = {
 }
 
 
+# Up to three mutations, each (name, where in the file, a count).
+MUTATION_LISTS = st.lists(
+    st.tuples(
+        st.sampled_from(sorted(MUTATIONS)),
+        st.floats(min_value=0, max_value=1),
+        st.integers(min_value=0, max_value=10_000),
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+def account_export(
+    spec: ProviderSpec, fmt: str, data: bytes, mutations: list[tuple[str, float, int]],
+    name: str = "export.jsonl",
+) -> bytes:  # fmt: skip
+    """An export file in format ``fmt`` mutated, extracted whole and its bytes accounted
+    (exports are named, not found: the contract home has none); returns the bytes."""
+    for mutation, where, n in mutations:
+        data = MUTATIONS[mutation](data, where, n)
+    kind = next(f.position_kind for f in spec.formats if f.name == fmt)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / name
+        path.write_bytes(data)
+        _account(SourceFile(spec.id, path, path.parent, kind, fmt, 0, 0, len(data), 0), data, spec)
+    return data
+
+
 def _account(source: SourceFile, data: bytes, spec: ProviderSpec) -> None:
     """Extract and transform ``source`` whole; check the byte accounting."""
     covered = 0
@@ -145,15 +175,7 @@ def test_mutated_fixtures_never_escape_and_every_byte_is_accounted(
     )
     @given(
         index=st.integers(min_value=0, max_value=len(sources) - 1),
-        mutations=st.lists(
-            st.tuples(
-                st.sampled_from(sorted(MUTATIONS)),
-                st.floats(min_value=0, max_value=1),
-                st.integers(min_value=0, max_value=10_000),
-            ),
-            min_size=1,
-            max_size=3,
-        ),
+        mutations=MUTATION_LISTS,
     )
     def check(index: int, mutations: list[tuple[str, float, int]]) -> None:
         source, data = sources[index]

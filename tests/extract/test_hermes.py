@@ -12,13 +12,11 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from agentlake.errors import ConfigurationError
 from agentlake.extract.providers import by_id, hermes, resolve
@@ -29,8 +27,7 @@ from agentlake.ingest.plan import make_plan
 from agentlake.ingest.run import ImportOptions, ImportResult, run_import
 from tests.conftest import CONFORMANCE, FIXTURES
 from tests.extract.catalogs import catalog_rows
-from tests.extract.test_fuzz import MUTATIONS
-from tests.extract.test_fuzz import _account as account
+from tests.extract.test_fuzz import MUTATION_LISTS, account_export
 
 SPEC = by_id("hermes")
 HERE = FIXTURES / "hermes"
@@ -475,26 +472,9 @@ def test_conformance_aiwg_exports(tmp_path: Path, name: str, outcome: str) -> No
 
 @settings(max_examples=150, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
-@given(
-    mutations=st.lists(
-        st.tuples(
-            st.sampled_from(sorted(MUTATIONS)),
-            st.floats(min_value=0, max_value=1),
-            st.integers(min_value=0, max_value=10_000),
-        ),
-        min_size=1,
-        max_size=3,
-    )
-)
+@given(mutations=MUTATION_LISTS)
 def test_mutated_exports_never_escape(mutations: list[tuple[str, float, int]]) -> None:
     """The export adapter is not in the contract home (files are named, not found): the
     fuzz suite's mutations and byte accounting, applied to an export file."""
     data = (EXPORTS / "sessions_export.jsonl").read_bytes()
-    for name, where, n in mutations:
-        data = MUTATIONS[name](data, where, n)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "export.jsonl"
-        path.write_bytes(data)
-        source = SourceFile("hermes", path, path.parent, "byte-offset", hermes.EXPORT_FORMAT,
-                            0, 0, len(data), 0)  # fmt: skip
-        account(source, data, SPEC)
+    account_export(SPEC, hermes.EXPORT_FORMAT, data, mutations)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +32,7 @@ from agentlake.ingest.files import NamedFile, guess_format
 from agentlake.ingest.run import ImportOptions, ImportResult, run_import
 from tests.conftest import CONFORMANCE, FIXTURES
 from tests.extract.catalogs import catalog_rows
-from tests.extract.test_fuzz import MUTATIONS
-from tests.extract.test_fuzz import _account as account
+from tests.extract.test_fuzz import MUTATION_LISTS, account_export
 
 SPEC = by_id("openclaw")
 FORMAT = openclaw_export.FORMAT
@@ -395,29 +393,11 @@ def test_conformance_aiwg_snapshots(tmp_path: Path, name: str, outcome: str) -> 
 
 @settings(max_examples=100, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
-@given(
-    mutations=st.lists(
-        st.tuples(
-            st.sampled_from(sorted(MUTATIONS)),
-            st.floats(min_value=0, max_value=1),
-            st.integers(min_value=0, max_value=10_000),
-        ),
-        min_size=1,
-        max_size=3,
-    )
-)
+@given(mutations=MUTATION_LISTS)
 def test_mutated_snapshots_never_escape(mutations: list[tuple[str, float, int]]) -> None:
     """The export is not in the contract home (files are named, not found): the fuzz
     suite's mutations and byte accounting, applied to a snapshot file."""
-    data = (EXPORTS / "snapshot.jsonl").read_bytes()
-    for name, where, n in mutations:
-        data = MUTATIONS[name](data, where, n)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "snapshot.jsonl"
-        path.write_bytes(data)
-        source = SourceFile("openclaw", path, path.parent, "byte-offset", FORMAT,
-                            0, 0, len(data), 0)  # fmt: skip
-        account(source, data, SPEC)
+    account_export(SPEC, FORMAT, (EXPORTS / "snapshot.jsonl").read_bytes(), mutations)
 
 
 _JSON = st.recursive(

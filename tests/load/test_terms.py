@@ -193,7 +193,7 @@ _ALPHABET = st.sampled_from(
 _TEXT = st.one_of(st.none(), st.lists(_ALPHABET, max_size=60).map("".join))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(_TEXT, _TEXT), min_size=1, max_size=12), st.sampled_from(_rules()))
 def test_random_text_gives_the_rules_postings(
     rows: list[tuple[str | None, str | None]], stemming: bool
