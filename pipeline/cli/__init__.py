@@ -33,9 +33,20 @@ from typer.main import get_command_name
 
 from agentlake.ingest.budget import fewer_collections
 
-from . import doctor, import_hooks, imports, prices, providers, reports, search, sessions, sql
+from . import (
+    audit,
+    doctor,
+    import_hooks,
+    imports,
+    prices,
+    providers,
+    reports,
+    search,
+    sessions,
+    sql,
+)
 
-_COMMANDS = (imports, providers, search, reports, prices, sql, sessions, doctor)
+_COMMANDS = (imports, providers, search, reports, prices, sql, sessions, doctor, audit)
 
 app = typer.Typer(
     add_completion=False,
