@@ -60,3 +60,12 @@ ProjectOpt = Annotated[
 BreakdownOpt = Annotated[
     bool, typer.Option("--breakdown", help="Per-model rows inside each period, session or project.")
 ]
+
+# Lifecycle filters of the reads (`agentlake sessions hide`, `sessions tag`).
+IncludeHiddenOpt = Annotated[
+    bool,
+    typer.Option("--include-hidden", help="Hidden sessions too ('sessions hide' hides them)."),
+]
+TagOpt = Annotated[
+    str | None, typer.Option("--tag", help="Only sessions with this tag ('sessions tag').")
+]

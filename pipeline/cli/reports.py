@@ -13,6 +13,7 @@ from .options import (
     CatalogOpt,
     CsvOpt,
     DebugOpt,
+    IncludeHiddenOpt,
     JsonOpt,
     ModelOpt,
     PricesOpt,
@@ -20,6 +21,7 @@ from .options import (
     ReadWaitOpt,
     ReportProviderOpt,
     SinceOpt,
+    TagOpt,
     TzOpt,
     UntilOpt,
     WorkspaceOpt,
@@ -45,6 +47,8 @@ def _filter(
     provider: str | None,
     model: str | None = None,
     project: str | None = None,
+    tag: str | None = None,
+    include_hidden: bool = False,
 ) -> "ReportFilter":
     from agentlake.read.reports import ReportFilter
 
@@ -55,6 +59,8 @@ def _filter(
         provider=provider,
         model=model,
         project=project,
+        tag=tag,
+        include_hidden=include_hidden,
     )
 
 
@@ -68,6 +74,8 @@ def report_unpriced(
     since: SinceOpt = None,
     until: UntilOpt = None,
     provider: ReportProviderOpt = None,
+    tag: TagOpt = None,
+    include_hidden: IncludeHiddenOpt = False,
     prices: PricesOpt = None,
     csv: CsvOpt = False,
     wait: ReadWaitOpt = False,
@@ -94,7 +102,7 @@ def report_unpriced(
         table = unpriced(
             catalog_path(catalog),
             workspace_name(workspace),
-            _filter(tz, since, until, provider),
+            _filter(tz, since, until, provider, tag=tag, include_hidden=include_hidden),
             prices=resolve_price_overrides(prices),
         )
         if json:
@@ -129,6 +137,8 @@ def _report_command(kind: "ReportKind") -> Callable[..., None]:
         provider: ReportProviderOpt = None,
         model: ModelOpt = None,
         project: ProjectOpt = None,
+        tag: TagOpt = None,
+        include_hidden: IncludeHiddenOpt = False,
         breakdown: BreakdownOpt = False,
         # Offered by the session report only (elsewhere hidden, and refused by the library).
         rollup: bool = typer.Option(
@@ -151,7 +161,7 @@ def _report_command(kind: "ReportKind") -> Callable[..., None]:
         from .output import catalog_path, print_csv, print_json, workspace_name
 
         def action() -> None:
-            flt = _filter(tz, since, until, provider, model, project)
+            flt = _filter(tz, since, until, provider, model, project, tag, include_hidden)
             result = report(
                 catalog_path(catalog),
                 workspace_name(workspace),

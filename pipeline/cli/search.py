@@ -6,7 +6,16 @@ from typing import Annotated
 import typer
 
 from .boundary import guard
-from .options import CatalogOpt, DebugOpt, JsonOpt, ProjectPathOpt, ReadWaitOpt, WorkspaceOpt
+from .options import (
+    CatalogOpt,
+    DebugOpt,
+    IncludeHiddenOpt,
+    JsonOpt,
+    ProjectPathOpt,
+    ReadWaitOpt,
+    TagOpt,
+    WorkspaceOpt,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -40,6 +49,8 @@ def search_(
         datetime | None,
         typer.Option("--until", formats=["%Y-%m-%d", "%Y%m%d"], help="Last day (UTC)."),
     ] = None,
+    tag: TagOpt = None,
+    include_hidden: IncludeHiddenOpt = False,
     wait: ReadWaitOpt = False,
     catalog: CatalogOpt = None,
     workspace: WorkspaceOpt = None,
@@ -55,6 +66,7 @@ def search_(
         flt = SearchFilter(
             provider=provider, project=project, session=session, kind=kind, model=model,
             since=since.date() if since else None, until=until.date() if until else None,
+            tag=tag, include_hidden=include_hidden,
         )  # fmt: skip
         page = search_page(
             catalog_path(catalog), workspace_name(workspace), query, limit=limit, offset=offset,
@@ -67,7 +79,8 @@ def search_(
         from .render.search import render_hits
 
         filters = {"provider": provider, "project": project, "session": session, "kind": kind,
-                   "model": model, "since": flt.since, "until": flt.until}  # fmt: skip
+                   "model": model, "since": flt.since, "until": flt.until, "tag": tag,
+                   "hidden": "included" if include_hidden else None}  # fmt: skip
         render_hits(
             out, page, query=query, workspace=workspace_name(workspace), filters=filters,
             continued=bool(cursor or offset),

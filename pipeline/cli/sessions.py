@@ -6,18 +6,23 @@ from typing import Annotated
 
 import typer
 
+from . import lifecycle
 from .boundary import guard
 from .options import (
     CatalogOpt,
     DebugOpt,
+    IncludeHiddenOpt,
     JsonOpt,
     ProjectPathOpt,
     ProviderOpt,
     ReadWaitOpt,
+    TagOpt,
     WorkspaceOpt,
 )
 
-sessions_app = typer.Typer(no_args_is_help=True, help="List sessions and show one.")
+sessions_app = typer.Typer(
+    no_args_is_help=True, help="List sessions and show one; hide, restore and tag them."
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -44,6 +49,8 @@ def sessions_list(
         str | None,
         typer.Option("--text", help="Case-insensitive substring of the title or first prompt."),
     ] = None,
+    tag: TagOpt = None,
+    include_hidden: IncludeHiddenOpt = False,
     limit: Annotated[int, typer.Option("--limit", min=1, max=500, help="Rows per page.")] = 25,
     cursor: Annotated[
         str | None, typer.Option("--cursor", help="Next page of a listing (same filters).")
@@ -62,7 +69,8 @@ def sessions_list(
     def action() -> None:
         page = list_sessions(
             catalog_path(catalog), workspace_name(workspace), provider=provider, project=project,
-            since=since, max_age=max_age, text=text, limit=limit, cursor=cursor,
+            since=since, max_age=max_age, text=text, tag=tag, include_hidden=include_hidden,
+            limit=limit, cursor=cursor,
         )  # fmt: skip
         if json:
             print_json(page.to_dict())
@@ -71,7 +79,8 @@ def sessions_list(
         from .render.sessions import render_page
 
         filters = {"provider": provider, "project": project, "since": since,
-                   "max age": max_age, "text": text}  # fmt: skip
+                   "max age": max_age, "text": text, "tag": tag,
+                   "hidden": "included" if include_hidden else None}  # fmt: skip
         render_page(
             out, page, workspace=workspace_name(workspace), filters=filters, continued=bool(cursor)
         )
@@ -87,6 +96,7 @@ def sessions_show(
     full: Annotated[
         bool, typer.Option("--full", help="Every event, without bounds (streamed).")
     ] = False,
+    include_hidden: IncludeHiddenOpt = False,
     wait: ReadWaitOpt = False,
     catalog: CatalogOpt = None,
     workspace: WorkspaceOpt = None,
@@ -94,7 +104,8 @@ def sessions_show(
     debug: DebugOpt = False,
 ) -> None:
     """One session: metadata, tokens by model, and its timeline (the newest 1,000 prompts,
-    2,000 responses and 2,000 tool events within 2 MiB / 1 MiB of text unless --full)."""
+    2,000 responses and 2,000 tool events within 2 MiB / 1 MiB of text unless --full).
+    A hidden session is not found unless --include-hidden (then it is shown, marked)."""
     from agentlake.read.sessions import DEFAULT_BOUNDS, show_session
 
     from .output import catalog_path, workspace_name
@@ -102,7 +113,7 @@ def sessions_show(
     def action() -> None:
         detail = show_session(
             catalog_path(catalog), workspace_name(workspace), session_id,
-            bounds=None if full else DEFAULT_BOUNDS,
+            bounds=None if full else DEFAULT_BOUNDS, include_hidden=include_hidden,
         )  # fmt: skip
         if json:
             detail.write_json(sys.stdout.write)
@@ -113,3 +124,6 @@ def sessions_show(
         render_detail(out, detail)
 
     guard(debug, action, wait=wait)
+
+
+lifecycle.register(sessions_app)

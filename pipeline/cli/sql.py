@@ -5,7 +5,16 @@ from typing import Annotated
 import typer
 
 from .boundary import guard
-from .options import CatalogOpt, CsvOpt, DebugOpt, JsonOpt, PricesOpt, ReadWaitOpt, WorkspaceOpt
+from .options import (
+    CatalogOpt,
+    CsvOpt,
+    DebugOpt,
+    IncludeHiddenOpt,
+    JsonOpt,
+    PricesOpt,
+    ReadWaitOpt,
+    WorkspaceOpt,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -24,6 +33,7 @@ def sql_(
             "--all-workspaces", help="Read every workspace's rows (each has a workspace column)."
         ),
     ] = False,
+    include_hidden: IncludeHiddenOpt = False,
     csv: CsvOpt = False,
     wait: ReadWaitOpt = False,
     catalog: CatalogOpt = None,
@@ -33,7 +43,7 @@ def sql_(
 ) -> None:
     """Run one read-only query over the workspace's views (sources, sessions, events,
     usage, imports, rejects, usage_costed, usage_daily) and the price tables; no file
-    is read or written."""
+    is read or written. Hidden sessions' rows are left out unless --include-hidden."""
     from agentlake.config import resolve_price_overrides
     from agentlake.errors import ConfigurationError
     from agentlake.read.queries import rows_json, scoped_sql
@@ -49,6 +59,7 @@ def sql_(
             statement,
             prices=resolve_price_overrides(prices),
             all_workspaces=all_workspaces,
+            include_hidden=include_hidden,
         )
         if json:
             print_json(rows_json(table))

@@ -93,11 +93,15 @@ def event_kind(name: str) -> str:
     return name
 
 
-def session_named(con: duckdb.DuckDBPyConnection, workspace: str, ident: str) -> tuple[str, str]:
+def session_named(
+    con: duckdb.DuckDBPyConnection, workspace: str, ident: str, *, include_hidden: bool = True
+) -> tuple[str, str]:
     """(provider, session_id) of the one session of ``workspace`` whose id is ``ident``
-    or starts with it. A prefix of fewer than :data:`MIN_PREFIX` characters is refused
-    whether or not it matches (exit 2), as is one matching several sessions; one that
-    matches none is :class:`NotFoundError` (exit 4)."""
+    or starts with it (hidden sessions only with ``include_hidden``: reads pass False
+    unless asked for them). A prefix of fewer than :data:`MIN_PREFIX` characters is
+    refused whether or not it matches (exit 2), as is one matching several sessions; one
+    that matches none is :class:`NotFoundError` (exit 4), which says so when the id is
+    a hidden session's of this workspace."""
     from agentlake import sql
 
     ident = ident.strip()
@@ -105,8 +109,9 @@ def session_named(con: duckdb.DuckDBPyConnection, workspace: str, ident: str) ->
         raise ConfigurationError(f"give a session id, or at least {MIN_PREFIX} characters of one")
     rows = con.execute(
         sql.query("sessions_resolve"),
-        {"workspace": workspace, "id": ident, "limit": _CANDIDATES + 1},
-    ).fetchall()
+        {"workspace": workspace, "id": ident, "limit": _CANDIDATES + 1,
+         "include_hidden": include_hidden},
+    ).fetchall()  # fmt: skip
     exact = [(str(r[0]), str(r[1])) for r in rows if r[2]]
     if len(exact) == 1:
         return exact[0]
@@ -114,6 +119,15 @@ def session_named(con: duckdb.DuckDBPyConnection, workspace: str, ident: str) ->
         raise ConfigurationError(
             f"session id prefix {ident!r} is too short; give at least {MIN_PREFIX} characters"
         )
+    if not rows and not include_hidden:
+        hidden = con.execute(
+            sql.query("sessions_hidden_match"), {"workspace": workspace, "id": ident}
+        ).fetchone()
+        if hidden is not None and hidden[0]:
+            raise NotFoundError(
+                f"session {ident!r} is hidden in workspace {workspace!r}; pass "
+                f"--include-hidden to read it, or 'agentlake sessions restore {ident}'"
+            )
     if not rows:
         raise NotFoundError(
             f"no session {ident!r} in workspace {workspace!r}; 'agentlake sessions list' shows the ids"

@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from agentlake.errors import ConfigurationError
 from agentlake.load.catalog import open_priced
+from agentlake.sql import views
 
 if TYPE_CHECKING:
     from agentlake.load.price_overrides import PriceOverrides
@@ -58,13 +59,15 @@ def scoped_sql(
     *,
     prices: PriceOverrides | None = None,
     all_workspaces: bool = False,
+    include_hidden: bool = False,
 ) -> pa.Table:
     """Run one read-only query over ``workspace``'s views (every workspace's rows with
     ``all_workspaces``), with the user's ``prices`` (if any) in force for
-    ``usage_costed`` and ``usage_daily``. Anything but a single query over those names
-    raises :class:`ConfigurationError` before it runs."""
+    ``usage_costed`` and ``usage_daily``. Hidden sessions' rows (``sessions hide``)
+    are in none of the views unless ``include_hidden``. Anything but a single query
+    over those names raises :class:`ConfigurationError` before it runs."""
     with open_priced(catalog, prices) as con:
-        _create_views(con, None if all_workspaces else workspace)
+        _create_views(con, None if all_workspaces else workspace, include_hidden=include_hidden)
         check_query(con, statement)
         # Nothing in the catalog is an extension the query may need; every one it could
         # name would be fetched or loaded from disk, which the boundary forbids.
@@ -81,14 +84,42 @@ def scoped_sql(
             raise ConfigurationError(f"SQL error: {' '.join(str(exc).split())[:300]}") from None
 
 
-def _create_views(con: duckdb.DuckDBPyConnection, workspace: str | None) -> None:
-    """A temporary view per scoped name, over the catalog's relation of that name."""
+def _create_views(
+    con: duckdb.DuckDBPyConnection, workspace: str | None, *, include_hidden: bool = False
+) -> None:
+    """A temporary view per scoped name, over the catalog's relation of that name. Unless
+    ``include_hidden``, the rows of hidden sessions leave every view of session rows, and
+    ``usage_daily`` is summed from the scoped ``usage_costed`` (it has no session to
+    filter by) with the catalog view's own definition."""
     row = con.execute("SELECT current_database()").fetchone()
     assert row is not None
     database = '"' + str(row[0]).replace('"', '""') + '"'
-    where = "" if workspace is None else f" WHERE workspace = {_literal(workspace)}"
+    scope = [] if workspace is None else [f"workspace = {_literal(workspace)}"]
     for name in SCOPED_TABLES:
-        con.execute(f"CREATE TEMP VIEW {name} AS SELECT * FROM {database}.main.{name}{where}")
+        where = list(scope)
+        if not include_hidden and name == "usage_daily":
+            body = dict(views())["usage_daily"]
+            con.execute(
+                body.replace("CREATE VIEW", "CREATE TEMP VIEW").replace(
+                    "FROM usage_costed", "FROM temp.main.usage_costed"
+                )
+            )
+            continue
+        if not include_hidden and name == "sessions":
+            where.append("lifecycle = 'active'")
+        elif not include_hidden and name in _SESSION_ROWS:
+            where.append(_VISIBLE.format(database=database))
+        condition = f" WHERE {' AND '.join(where)}" if where else ""
+        con.execute(f"CREATE TEMP VIEW {name} AS SELECT * FROM {database}.main.{name}{condition}")
+
+
+# The scoped relations whose rows belong to a session, and the condition that keeps the
+# rows of visible sessions.
+_SESSION_ROWS: Final = frozenset({"events", "usage", "usage_costed", "session_rollup", "rate_limits"})
+_VISIBLE: Final = (
+    "(workspace, provider, session_id) NOT IN (SELECT (h.workspace, h.provider, h.session_id) "
+    "FROM {database}.main.sessions h WHERE h.lifecycle <> 'active')"
+)
 
 
 def check_query(con: duckdb.DuckDBPyConnection, statement: str) -> None:

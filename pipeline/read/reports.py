@@ -39,9 +39,10 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class ReportFilter:
     """Bounds shared by every report: the zone that defines days (IANA name), inclusive
-    first and last day in that zone, one provider (id or alias), and case-insensitive
-    substrings of the model name and of the session's project path. ``None`` leaves a
-    bound open."""
+    first and last day in that zone, one provider (id or alias), case-insensitive
+    substrings of the model name and of the session's project path, and one session tag.
+    ``None`` leaves a bound open. Hidden sessions' calls are in no report unless
+    ``include_hidden``."""
 
     tz: str = "UTC"
     since: date | None = None
@@ -49,8 +50,14 @@ class ReportFilter:
     provider: str | None = None
     model: str | None = None
     project: str | None = None
+    include_hidden: bool = False  # hidden sessions' calls too (`sessions hide`)
+    tag: str | None = None  # only the calls of sessions with this tag
 
     def __post_init__(self) -> None:
+        if self.tag is not None:
+            from agentlake.manage.tags import check_tag
+
+            object.__setattr__(self, "tag", check_tag(self.tag))
         try:
             ZoneInfo(self.tz)
         except (ZoneInfoNotFoundError, ValueError):

@@ -71,12 +71,16 @@ def session_tree(
     session_id: str,
     *,
     children_count: int,
+    include_hidden: bool = False,
 ) -> SessionTree:
     """The tree facts and totals of one session of the catalog on ``con``: its subtree
     from ``session_rollup`` (``sql/queries/sessions_subtree.sql``), then the calls of
-    those sessions (``sessions_subtree_totals.sql``)."""
+    those sessions (``sessions_subtree_totals.sql``). Hidden sessions under it are left
+    out unless ``include_hidden``."""
     key = {"workspace": workspace, "provider": provider, "session_id": session_id}
-    found = con.execute(sql.query("sessions_subtree"), key).fetchone()
+    found = con.execute(
+        sql.query("sessions_subtree"), {**key, "include_hidden": include_hidden}
+    ).fetchone()
     if found is None or found[0] is None:  # not in the catalog (removed since it was resolved)
         return SessionTree(session_id, children_count=children_count)
     root, depth, subtree = str(found[0]), int(found[1]), [str(s) for s in found[2]]

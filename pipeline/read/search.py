@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any, Final, Literal, NamedTuple
 
@@ -27,7 +27,9 @@ from agentlake.load.catalog import CatalogRef, reading
 from agentlake.load.publish import lag
 from agentlake.load.search_index import DuckDBSearchIndex, QueryTerm
 from agentlake.load.terms import query_words
+from agentlake.manage.tags import check_tag
 from agentlake.read import cursors
+from agentlake.read.lifecycle_filters import any_hidden, search_predicate
 from agentlake.read.names import event_kind, provider_id, session_named
 
 K1: Final = 1.2
@@ -140,8 +142,12 @@ class SearchFilter:
     model: str | None = None
     since: date | None = None
     until: date | None = None
+    tag: str | None = None  # only sessions with this tag
+    include_hidden: bool = False  # hidden sessions' events too
 
     def __post_init__(self) -> None:
+        if self.tag is not None:
+            check_tag(self.tag)
         if self.provider is not None:
             object.__setattr__(self, "provider", provider_id(self.provider))
         if self.kind is not None:
@@ -346,7 +352,11 @@ def search_page(
             | set(parsed.excluded)
         )
         # A session named as everywhere else: its id, or a unique prefix of 4 or more.
-        session = session_named(con, workspace, flt.session)[1] if flt.session else None
+        session = (
+            session_named(con, workspace, flt.session, include_hidden=flt.include_hidden)[1]
+            if flt.session
+            else None
+        )
         snap = _collection(con, workspace)
         secret = snap.secret
         index = DuckDBSearchIndex(con, workspace, stemming=snap.stemming)
@@ -391,6 +401,7 @@ def search_page(
             "after_key": after[0] if after else None, "after_doc": after[1] if after else None,
             "provider": flt.provider, "kind": flt.kind, "model": flt.model,
             "session": session, "project": flt.project, "withdrawn": snap.withdrawn,
+            "tag": flt.tag, "include_hidden": flt.include_hidden,
             "since": datetime.combine(flt.since, datetime.min.time()) if flt.since else None,
             "until": datetime.combine(flt.until + timedelta(days=1), datetime.min.time()) if flt.until else None,
         }  # fmt: skip
@@ -400,7 +411,12 @@ def search_page(
         phrases = ["(?i)" + "[^a-z0-9]+".join(p.split()) for p in parsed.phrases]
         # A first page without filters ranks the postings alone: reading the events'
         # small columns for every match is then wasted work.
-        plain = cursor is None and flt == SearchFilter()
+        # Hidden sessions' events leave the matches in the filtered query.
+        plain = (
+            cursor is None
+            and replace(flt, include_hidden=False) == SearchFilter()
+            and (flt.include_hidden or not any_hidden(con, workspace))
+        )
         if phrases:
             ranked, found = _rank_with_phrases(con, workspace, params, phrases, plain)
         else:
@@ -433,7 +449,9 @@ def _rank(
     con: duckdb.DuckDBPyConnection, params: dict[str, Any], plain: bool, phrase_sql: str = ""
 ) -> list[_Ranked]:
     """One page of events, best first (ties by their number in the index)."""
-    ranked = _RANKED_PLAIN if plain else _RANKED_FILTERED.replace("/* phrases */", phrase_sql)
+    ranked = _RANKED_PLAIN if plain else _RANKED_FILTERED.replace("/* phrases */", phrase_sql).replace(
+        "/* lifecycle */", search_predicate()
+    )
     clauses = _clauses_sql(params["clauses"])
     statement = (
         _SEARCH_SQL.replace("/* ranked */", ranked)
@@ -498,7 +516,8 @@ def _filter_key(flt: SearchFilter) -> dict[str, Any]:
     return {
         "provider": flt.provider, "project": flt.project, "session": flt.session, "kind": flt.kind,
         "model": flt.model, "since": flt.since.isoformat() if flt.since else None,
-        "until": flt.until.isoformat() if flt.until else None,
+        "until": flt.until.isoformat() if flt.until else None, "tag": flt.tag,
+        "include_hidden": flt.include_hidden,
     }  # fmt: skip
 
 
@@ -699,6 +718,7 @@ ranked AS (
             SELECT 1 FROM sessions x
             WHERE x.workspace = $ws AND x.provider = e.provider AND x.session_id = e.session_id
               AND contains(lower(x.project_path), lower($project))))
+      /* lifecycle */
       /* phrases */
     ORDER BY s.key DESC, s.doc
     LIMIT $limit OFFSET $offset

@@ -216,6 +216,7 @@ def show_session(
     *,
     bounds: TimelineBounds | None = DEFAULT_BOUNDS,
     chunk_rows: int = 10_000,
+    include_hidden: bool = False,
 ) -> SessionDetail:
     """The session whose id is ``session`` or starts with it (at least 4 characters).
 
@@ -223,15 +224,26 @@ def show_session(
     that several sessions share raises :class:`ConfigurationError` naming a few. With
     ``bounds`` the timeline is a bounded table and ``cut`` says what it left out; with
     ``bounds=None`` it is a :class:`TimelineStream` over every event.
+
+    A hidden session (``sessions hide``) is not found, with a message saying it is
+    hidden, unless ``include_hidden``: then it is shown, its ``lifecycle``
+    ``'tombstoned'``. Hidden children leave its children and subtree totals likewise.
     """
     with reading(catalog) as con:
-        provider, session_id = session_named(con, workspace, session)
+        provider, session_id = session_named(
+            con, workspace, session, include_hidden=include_hidden
+        )
         key = {"workspace": workspace, "provider": provider, "session_id": session_id}
-        meta = con.execute(sql.query("sessions_get"), key).to_arrow_table().to_pylist()[0]
+        meta = (
+            con.execute(sql.query("sessions_get"), {**key, "include_hidden": include_hidden})
+            .to_arrow_table()
+            .to_pylist()[0]
+        )
         tokens = con.execute(sql.query("sessions_tokens"), key).to_arrow_table()
         tree = session_tree(
-            con, workspace, provider, session_id, children_count=len(meta["children"])
-        )
+            con, workspace, provider, session_id, children_count=len(meta["children"]),
+            include_hidden=include_hidden,
+        )  # fmt: skip
         limits = naive_in_utc(
             latest_limits(con, workspace, provider=provider, session_id=session_id)
         )

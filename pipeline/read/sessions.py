@@ -177,6 +177,8 @@ def list_sessions(
     since: date | datetime | None = None,
     max_age: str | timedelta | None = None,
     text: str | None = None,
+    tag: str | None = None,
+    include_hidden: bool = False,
     limit: int = DEFAULT_LIMIT,
     cursor: str | None = None,
     now: datetime | None = None,
@@ -186,7 +188,9 @@ def list_sessions(
     Filters: ``provider`` (ids or aliases), ``project`` (substring of the project path),
     ``since`` (updated at or after; a date means 00:00 UTC) or ``max_age`` (updated
     within this long before ``now``), ``text`` (case-insensitive substring of the title,
-    the first prompt or the provider's preview). ``cursor`` continues a listing made with
+    the first prompt or the provider's preview), ``tag`` (sessions with this tag).
+    Hidden sessions (``sessions hide``) are left out unless ``include_hidden``.
+    ``cursor`` continues a listing made with
     the same workspace and filters, as of its first page's snapshot; anything else is
     refused with :class:`ConfigurationError`.
     """
@@ -199,7 +203,13 @@ def list_sessions(
         raise ConfigurationError("--max-age must be positive")
     since_at = _utc(since) if since is not None else None
     providers, project, text = _providers(provider), project or None, text or None
+    if tag is not None:
+        from agentlake.manage.tags import check_tag
+
+        check_tag(tag)
     filters = {
+        "include_hidden": include_hidden,
+        "tag": tag,
         "providers": providers,
         "project": project,
         "since": since_at.isoformat() if since_at else None,
@@ -234,8 +244,13 @@ def list_sessions(
             text=text,
             after=after,
             limit=limit,
+            include_hidden=include_hidden,
+            tag=tag,
         )
-        if pin is not None and pin.table is not None and snapshot == pin.snapshot:
+        # The pinned listing holds the visible sessions, untagged: lifecycle and tag
+        # filters read from SQL.
+        pinned = not include_hidden and tag is None
+        if pinned and pin is not None and pin.table is not None and snapshot == pin.snapshot:
             table = _page_from_pin(pin, query)
         else:
             table = in_utc(con.execute(sql.query("sessions_list"), query.params()).to_arrow_table())
@@ -271,6 +286,8 @@ class _PageQuery:
     text: str | None
     after: tuple[int, str, str] | None
     limit: int
+    include_hidden: bool = False
+    tag: str | None = None
 
     def params(self) -> dict[str, Any]:
         """The parameters of ``sessions_list.sql``."""
@@ -278,7 +295,8 @@ class _PageQuery:
         return {
             "workspace": self.workspace, "snapshot": self.snapshot,
             "providers": list(self.providers), "project": self.project, "since": self.since,
-            "text": self.text, "after_key": after[0], "after_provider": after[1],
+            "text": self.text, "include_hidden": self.include_hidden, "tag": self.tag,
+            "after_key": after[0], "after_provider": after[1],
             "after_session": after[2], "limit": self.limit,
         }  # fmt: skip
 

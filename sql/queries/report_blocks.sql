@@ -14,5 +14,5 @@ SELECT
     count(*) FILTER (cost_usd IS NULL)    AS unpriced_calls,
     epoch_us(min(ts))                     AS first_us,
     epoch_us(max(ts))                     AS last_us
-FROM report_calls($workspace, $tz, $since, $until, $provider, $model, $project)
+FROM report_calls($workspace, $tz, $since, $until, $provider, $model, $project, $include_hidden, $tag)
 GROUP BY ALL

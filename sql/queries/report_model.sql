@@ -9,6 +9,6 @@ SELECT
     sum(COLUMNS('_tokens$'))::BIGINT,       -- input_tokens … total_tokens, by name
     sum(cost_usd)                           AS cost_usd,
     count(*) FILTER (cost_usd IS NULL)      AS unpriced_calls
-FROM report_calls($workspace, $tz, $since, $until, $provider, $model, $project)
+FROM report_calls($workspace, $tz, $since, $until, $provider, $model, $project, $include_hidden, $tag)
 GROUP BY ALL
 ORDER BY cost_usd DESC NULLS LAST, total_tokens DESC, provider, model

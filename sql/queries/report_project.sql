@@ -5,7 +5,7 @@
 -- one per call.
 WITH placed AS (
     SELECT p.*, coalesce(s.project_path, '<unknown>') AS project
-    FROM report_sessions($workspace, $tz, $since, $until, $provider, $model, $project) p
+    FROM report_sessions($workspace, $tz, $since, $until, $provider, $model, $project, $include_hidden, $tag) p
     LEFT JOIN sessions s
       ON s.workspace = $workspace AND s.provider = p.provider AND s.session_id = p.session_id
 )

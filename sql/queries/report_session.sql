@@ -11,6 +11,6 @@ SELECT
     timezone($tz, m.first_ts)                   AS first_activity,
     timezone($tz, m.last_ts)                    AS last_activity,
     m.* EXCLUDE (provider, session_id, model, first_ts, last_ts)
-FROM report_sessions($workspace, $tz, $since, $until, $provider, $model, $project) m
+FROM report_sessions($workspace, $tz, $since, $until, $provider, $model, $project, $include_hidden, $tag) m
 LEFT JOIN sessions s
   ON s.workspace = $workspace AND s.provider = m.provider AND s.session_id = m.session_id

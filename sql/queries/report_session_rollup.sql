@@ -11,7 +11,7 @@
 -- branch of sessions without a parent is then never read.
 WITH placed AS (
     SELECT m.*, coalesce(r.root_session_id, m.session_id) AS root_id
-    FROM report_sessions($workspace, $tz, $since, $until, $provider, $model, $project) m
+    FROM report_sessions($workspace, $tz, $since, $until, $provider, $model, $project, $include_hidden, $tag) m
     LEFT JOIN (SELECT provider, session_id, root_session_id FROM session_rollup
                WHERE workspace = $workspace AND depth > 0) r
       ON r.provider = m.provider AND r.session_id = m.session_id

@@ -11,7 +11,7 @@ SELECT
     sum(cache_read_tokens)::BIGINT          AS cache_read_tokens,
     sum(output_tokens)::BIGINT              AS output_tokens,
     sum(total_tokens)::BIGINT               AS total_tokens
-FROM report_calls($workspace, $tz, $since, $until, $provider, $model, $project)
+FROM report_calls($workspace, $tz, $since, $until, $provider, $model, $project, $include_hidden, $tag)
 WHERE cost_usd IS NULL
 GROUP BY ALL
 ORDER BY total_tokens DESC, calls DESC, model, provider

@@ -3,8 +3,11 @@
 -- update time in microseconds (sessions without one last), then provider and session id.
 -- Keyset: rows strictly after ($after_key, $after_provider, $after_session).
 -- Returns $limit + 1 rows so the caller knows whether another page follows.
+-- Hidden sessions (lifecycle 'tombstoned') only with $include_hidden; $tag keeps the
+-- sessions with that tag.
 -- Parameters: $workspace, $snapshot, $providers (VARCHAR[]; empty = all), $project,
--- $since, $text, $after_key, $after_provider, $after_session, $limit
+-- $since, $text, $include_hidden, $tag, $after_key, $after_provider, $after_session,
+-- $limit
 WITH as_of AS (
     SELECT provider, session_id, parent_session_id, project_path, title, first_prompt,
            preview, model, started_at, updated_at, prompts, events, tool_calls, total_tokens,
@@ -20,7 +23,11 @@ WITH as_of AS (
 ), keyed AS (
     SELECT *, coalesce(epoch_us(updated_at), -9223372036854775807) AS order_key
     FROM as_of
-    WHERE lifecycle = 'active'
+    WHERE ($include_hidden OR lifecycle = 'active')
+      AND ($tag IS NULL OR EXISTS (
+            SELECT 1 FROM session_tags t
+            WHERE t.workspace = $workspace AND t.provider = as_of.provider
+              AND t.session_id = as_of.session_id AND t.tag = $tag))
       AND (len(CAST($providers AS VARCHAR[])) = 0 OR list_contains(CAST($providers AS VARCHAR[]), provider))
       AND ($project IS NULL OR contains(project_path, $project))
       AND ($since IS NULL OR updated_at >= $since)

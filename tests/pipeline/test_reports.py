@@ -296,7 +296,9 @@ def test_json_documents_share_one_shape(demo_catalog: Path) -> None:
         members = {"version", "report", "filters", ROWS_KEY[kind], "totals"}
         assert set(doc) == (members | {"rollup"} if extra else members), kind
         assert doc["version"] == 1 and doc["report"] == kind
-        assert set(doc["filters"]) == {"tz", "since", "until", "provider", "model", "project"}
+        assert set(doc["filters"]) == {
+            "tz", "since", "until", "provider", "model", "project", "include_hidden", "tag"
+        }  # fmt: skip
         assert set(doc["totals"]) == {*MEASURES, "cost_usd"}
         for row in doc[ROWS_KEY[kind]]:
             assert {*MEASURES, "cost_usd", "first_activity", "last_activity"} <= set(row), kind
@@ -442,7 +444,8 @@ def test_only_the_per_session_reports_define_their_macro(demo_catalog: Path) -> 
     from agentlake.read.reports import report_connection
 
     per_session = (
-        "SELECT count(*) FROM report_sessions('default', 'UTC', NULL, NULL, NULL, NULL, NULL)"
+        "SELECT count(*) FROM report_sessions('default', 'UTC', NULL, NULL, NULL, NULL, NULL, "
+        "false, NULL)"
     )
     with report_connection(demo_catalog, per_session=False) as con:
         with pytest.raises(duckdb.CatalogException):

@@ -171,7 +171,28 @@ def _found(
         message += f"; {plural(pending, 'source')} with new data not imported yet ({IMPORT_REMEDY})"
     if not in_sessions:
         message += "; but it has no row in sessions (orphan rows)"
+    message += _lifecycle_words(con, workspace, provider, session_id, lifecycle)
     return SessionDiagnosis(workspace, needle, "found", message, True, record, rows, sources)
+
+
+def _lifecycle_words(
+    con: duckdb.DuckDBPyConnection, workspace: str, provider: str, session_id: str,
+    lifecycle: str | None,
+) -> str:  # fmt: skip
+    """What the message adds about a hidden session (``sessions hide``) and its tags."""
+    from agentlake.manage.tags import tags_of
+
+    words = ""
+    if lifecycle is not None and lifecycle != "active":
+        words += (
+            "; it is hidden ('agentlake sessions hide'): sessions list and show, search, "
+            "reports and agentlake sql leave it out unless --include-hidden; "
+            f"'agentlake sessions restore {session_id}' brings it back"
+        )
+    tags = tags_of(con, workspace, provider, session_id)
+    if tags:
+        words += f"; tagged {', '.join(tags)}"
+    return words
 
 
 def _mentions(plan: Plan, needle: str) -> list[tuple[PlannedSource, Literal["path", "content"]]]:
