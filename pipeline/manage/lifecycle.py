@@ -12,7 +12,9 @@ its tree of parent links (Claude Code and Cursor subagent transcripts, Codex spa
 threads and forks; ``session_rollup``), since they are parts of the work the user sees
 as one session and a report rolls their calls up into it. Restoring a session restores
 its whole subtree in the same way. Hiding or restoring a subagent alone changes only it
-and what is under it.
+and what is under it. A hidden session stays hidden when later imports add
+to it (imports never write ``lifecycle``); a subagent first imported after its parent
+was hidden is visible until the parent is hidden again, which then changes only it.
 
 **Idempotent.** Hiding a session whose subtree is hidden already (or restoring one
 whose subtree is active) changes nothing, writes no audit row and says so (exit 0).

@@ -115,7 +115,9 @@ def _create_views(
 
 # The scoped relations whose rows belong to a session, and the condition that keeps the
 # rows of visible sessions.
-_SESSION_ROWS: Final = frozenset({"events", "usage", "usage_costed", "session_rollup", "rate_limits"})
+_SESSION_ROWS: Final = frozenset(
+    {"events", "usage", "usage_costed", "session_rollup", "rate_limits"}
+)
 _VISIBLE: Final = (
     "(workspace, provider, session_id) NOT IN (SELECT (h.workspace, h.provider, h.session_id) "
     "FROM {database}.main.sessions h WHERE h.lifecycle <> 'active')"

@@ -449,9 +449,8 @@ def _rank(
     con: duckdb.DuckDBPyConnection, params: dict[str, Any], plain: bool, phrase_sql: str = ""
 ) -> list[_Ranked]:
     """One page of events, best first (ties by their number in the index)."""
-    ranked = _RANKED_PLAIN if plain else _RANKED_FILTERED.replace("/* phrases */", phrase_sql).replace(
-        "/* lifecycle */", search_predicate()
-    )
+    filtered = _RANKED_FILTERED.replace("/* lifecycle */", search_predicate())
+    ranked = _RANKED_PLAIN if plain else filtered.replace("/* phrases */", phrase_sql)
     clauses = _clauses_sql(params["clauses"])
     statement = (
         _SEARCH_SQL.replace("/* ranked */", ranked)

@@ -230,9 +230,7 @@ def show_session(
     ``'tombstoned'``. Hidden children leave its children and subtree totals likewise.
     """
     with reading(catalog) as con:
-        provider, session_id = session_named(
-            con, workspace, session, include_hidden=include_hidden
-        )
+        provider, session_id = session_named(con, workspace, session, include_hidden=include_hidden)
         key = {"workspace": workspace, "provider": provider, "session_id": session_id}
         meta = (
             con.execute(sql.query("sessions_get"), {**key, "include_hidden": include_hidden})

@@ -36,10 +36,11 @@ JSON shapes (``agentlake sessions … --json``; stable, new keys may be added)::
     sessions list → {"sessions": [SESSION, …], "next_cursor": str | null}
     SESSION = {"session_id", "provider", "parent_session_id", "project_path", "title",
                "first_prompt", "preview", "model", "started_at", "updated_at",
-               "prompts", "events", "tool_calls", "total_tokens", "index_tokens"}
+               "prompts", "events", "tool_calls", "total_tokens", "index_tokens",
+               "lifecycle"}    ('active', or 'tombstoned': hidden, with --include-hidden)
 
     sessions show → {
-      "session":  SESSION + {"git_branch", "cli_version", "lifecycle", "archived"},
+      "session":  SESSION + {"git_branch", "cli_version", "archived"},
       "parent":   {"session_id", "title", "known"} | null,
       "children": [{"session_id", "title", "started_at", "updated_at"}, …],
       "tokens":   [{"model", "calls", "input_tokens", "cache_write_tokens",
@@ -137,7 +138,7 @@ _AGE_UNITS: Final = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", 
 LISTED_COLUMNS: Final = (
     "session_id", "provider", "parent_session_id", "project_path", "title", "first_prompt",
     "preview", "model", "started_at", "updated_at", "prompts", "events", "tool_calls",
-    "total_tokens", "index_tokens",
+    "total_tokens", "index_tokens", "lifecycle",
 )  # fmt: skip
 
 

@@ -38,7 +38,7 @@ WITH as_of AS (
 )
 SELECT provider, session_id, parent_session_id, project_path, title, first_prompt, preview,
        model, started_at, updated_at, prompts, events, tool_calls, total_tokens, index_tokens,
-       order_key
+       lifecycle, order_key
 FROM keyed
 WHERE $after_key IS NULL
    OR order_key < $after_key

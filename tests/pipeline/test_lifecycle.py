@@ -136,6 +136,10 @@ def test_hide_leaves_every_read_and_restore_brings_it_back_whole(
     assert views == before["views"]
     listed = list_sessions(catalog, "default", limit=500, include_hidden=True)
     assert sorted(listed.sessions.column("session_id").to_pylist()) == before["listed"]
+    marked = {r["session_id"]: r["lifecycle"] for r in listed.sessions.to_pylist()}
+    assert marked[parent] == marked[child] == "tombstoned"
+    proc = cli("sessions", "list", "--include-hidden", "--limit", "500", "--catalog", catalog)
+    assert proc.stdout.count("(hidden)") == 2
     flt = ReportFilter(include_hidden=True)
     assert report(catalog, "default", "session", flt).totals == before["reports"]["session"]
     proc = cli("report", "daily", "--catalog", catalog, "--json", "--include-hidden")

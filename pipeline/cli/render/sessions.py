@@ -69,7 +69,8 @@ def render_page(
             row["provider"],
             when(updated) if wide or updated is None else f"{updated:%Y-%m-%d}",
             PurePosixPath(row["project_path"]).name if row["project_path"] else "—",
-            " ".join((row["title"] or row["first_prompt"] or row["preview"] or "—").split()),
+            ("(hidden) " if row["lifecycle"] not in (None, "active") else "")
+            + " ".join((row["title"] or row["first_prompt"] or row["preview"] or "—").split()),
             count(row["prompts"]),
             count(row["events"]),
             _tokens_cell(row["total_tokens"], row["index_tokens"], wide=wide),
