@@ -104,7 +104,7 @@ def blocks_report(
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=zone)
     now_us = (moment - _EPOCH) // timedelta(microseconds=1)
-    with report_connection(catalog, prices, per_session=False) as con:
+    with report_connection(catalog, prices, per_session=False, scope=(workspace, flt)) as con:
         for cell_us in _cell_widths(moment.astimezone(zone).utcoffset()):
             params = {**flt.params(workspace), "cell_us": cell_us}
             cells = pl.from_arrow(con.execute(sql.query("report_blocks"), params).to_arrow_table())

@@ -90,11 +90,18 @@ def _create_views(
     """A temporary view per scoped name, over the catalog's relation of that name. Unless
     ``include_hidden``, the rows of hidden sessions leave every view of session rows, and
     ``usage_daily`` is summed from the scoped ``usage_costed`` (it has no session to
-    filter by) with the catalog view's own definition."""
+    filter by) with the catalog view's own definition; the views are the plain ones when
+    no session in scope is hidden."""
     row = con.execute("SELECT current_database()").fetchone()
     assert row is not None
     database = '"' + str(row[0]).replace('"', '""') + '"'
     scope = [] if workspace is None else [f"workspace = {_literal(workspace)}"]
+    if not include_hidden:
+        # No view needs the condition when no session in scope is hidden (it would cost
+        # every query over usage a join).
+        hidden = " AND ".join([*scope, "lifecycle <> 'active'"])
+        found = con.execute(f"SELECT count(*) FROM {database}.main.sessions WHERE {hidden}")
+        include_hidden = not (found.fetchone() or (0,))[0]
     for name in SCOPED_TABLES:
         where = list(scope)
         if not include_hidden and name == "usage_daily":

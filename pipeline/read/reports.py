@@ -80,19 +80,36 @@ class ReportFilter:
 
 @contextmanager
 def report_connection(
-    catalog: Path, prices: PriceOverrides | None = None, *, per_session: bool = True
+    catalog: Path,
+    prices: PriceOverrides | None = None,
+    *,
+    per_session: bool = True,
+    scope: tuple[str, ReportFilter] | None = None,
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-only connection to the catalog with the ``report_calls`` macro (the calls)
     and, with ``per_session``, the ``report_sessions`` macro (their roll-up per session
     and model) defined, and the user's ``prices`` (if any) in force for its queries. Use
     them as ``FROM report_calls($workspace, $tz, $since, $until, $provider, $model,
     $project)`` with :meth:`ReportFilter.params`. (Defining a macro is a few
-    milliseconds of binding: a report that does not read one does without it.)"""
+    milliseconds of binding: a report that does not read one does without it.)
+
+    ``scope`` (the workspace and filter the report reads) leaves the lifecycle and tag
+    conditions out of ``report_calls`` when they cannot remove a call: no tag asked for,
+    and hidden sessions included or the workspace has none."""
     with open_priced(catalog, prices) as con:
-        con.execute(sql.query("report_calls"))
+        needed = scope is None or _lifecycle_needed(con, *scope)
+        lifecycle = sql.query("report_lifecycle") if needed else ""
+        con.execute(sql.query("report_calls").replace("/* lifecycle */", lifecycle))
         if per_session:
             con.execute(sql.query("report_sessions"))
         yield con
+
+
+def _lifecycle_needed(con: duckdb.DuckDBPyConnection, workspace: str, flt: ReportFilter) -> bool:
+    """Whether the lifecycle and tag conditions can remove a call of ``flt``'s report."""
+    from agentlake.read.lifecycle_filters import any_hidden
+
+    return flt.tag is not None or (not flt.include_hidden and any_hidden(con, workspace))
 
 
 ReportKind = Literal["daily", "weekly", "monthly", "session", "model", "project", "blocks"]
@@ -219,7 +236,8 @@ def report(
         query = sql.query("report_session_rollup" if rollup else f"report_{kind}")
     index_only = None
     parts = None
-    with report_connection(catalog, prices, per_session=kind in _PER_SESSION) as con:
+    by_session = kind in _PER_SESSION
+    with report_connection(catalog, prices, per_session=by_session, scope=(workspace, flt)) as con:
         try:
             con.execute(sql.query("report_detail").replace("/* query */", query), params)
             per_session = tuple(
@@ -330,5 +348,5 @@ def unpriced(
 ) -> pa.Table:
     """Models of the calls inside ``flt`` that have no price (their cost is NULL), with
     their calls and token volume, most tokens first."""
-    with report_connection(catalog, prices, per_session=False) as con:
+    with report_connection(catalog, prices, per_session=False, scope=(workspace, flt)) as con:
         return con.execute(sql.query("report_unpriced"), flt.params(workspace)).to_arrow_table()
