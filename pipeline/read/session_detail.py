@@ -5,7 +5,7 @@ token totals, tree and rate limits, and its timeline, bounded or streamed in chu
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any, Final, Literal
 
@@ -16,6 +16,7 @@ import pyarrow as pa
 from agentlake import sql
 from agentlake.errors import ConfigurationError
 from agentlake.load.catalog import CatalogRef, reading
+from agentlake.manage.tags import tags_of
 from agentlake.read.limits import latest_limits
 from agentlake.read.names import session_named
 from agentlake.read.rollup import SessionTree, session_tree
@@ -55,6 +56,7 @@ class SessionInfo:
     cli_version: str | None
     lifecycle: str
     archived: bool | None
+    tags: tuple[str, ...] = ()  # `agentlake sessions tag`, sorted
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,6 +240,7 @@ def show_session(
             .to_pylist()[0]
         )
         tokens = con.execute(sql.query("sessions_tokens"), key).to_arrow_table()
+        tags = tags_of(con, workspace, provider, session_id)
         tree = session_tree(
             con, workspace, provider, session_id, children_count=len(meta["children"]),
             include_hidden=include_hidden,
@@ -252,7 +255,8 @@ def show_session(
             cut = None
         else:
             timeline, cut = _bounded_timeline(con, key, bounds)
-    info = SessionInfo(**{f.name: meta[f.name] for f in fields(SessionInfo)})
+    info = SessionInfo(**{f.name: meta[f.name] for f in fields(SessionInfo) if f.name != "tags"})
+    info = replace(info, tags=tags)
     parent = (
         SessionRef(info.parent_session_id, meta["parent_title"], known=bool(meta["parent_known"]))
         if info.parent_session_id

@@ -40,7 +40,7 @@ JSON shapes (``agentlake sessions … --json``; stable, new keys may be added)::
                "lifecycle"}    ('active', or 'tombstoned': hidden, with --include-hidden)
 
     sessions show → {
-      "session":  SESSION + {"git_branch", "cli_version", "archived"},
+      "session":  SESSION + {"git_branch", "cli_version", "archived", "tags": [str, …]},
       "parent":   {"session_id", "title", "known"} | null,
       "children": [{"session_id", "title", "started_at", "updated_at"}, …],
       "tokens":   [{"model", "calls", "input_tokens", "cache_write_tokens",

@@ -260,6 +260,9 @@ def test_tags_filter_list_search_and_reports(cli: CliRunner, catalog: Path) -> N
     assert [s["session_id"] for s in json.loads(proc.stdout)["sessions"]] == [parent]
     # untag
     auth = authorize("default", "untag")
+    assert show_session(catalog, "default", parent).session.tags == ("team/infra",)
+    proc = cli("sessions", "show", parent, "--catalog", catalog, "--json")
+    assert json.loads(proc.stdout)["session"]["tags"] == ["team/infra"]
     change = tag_session(catalog, auth, parent, "team/infra")
     assert change.changed and change.tags == ()
     assert not tag_session(catalog, auth, parent, "team/infra").changed

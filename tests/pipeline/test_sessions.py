@@ -662,7 +662,13 @@ TOTALS_SHAPE = {
     "output_tokens", "reasoning_tokens", "total_tokens",
 }  # fmt: skip
 SESSION_SHAPE = set(LISTED_COLUMNS)
-DETAIL_SESSION_SHAPE = SESSION_SHAPE | {"git_branch", "cli_version", "lifecycle", "archived"}
+DETAIL_SESSION_SHAPE = SESSION_SHAPE | {
+    "git_branch",
+    "cli_version",
+    "lifecycle",
+    "archived",
+    "tags",
+}
 TOKENS_SHAPE = {
     "model", "calls", "input_tokens", "cache_write_tokens", "cache_write_1h_tokens",
     "cache_read_tokens", "output_tokens", "reasoning_tokens", "total_tokens",

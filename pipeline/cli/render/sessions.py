@@ -138,7 +138,8 @@ def render_detail(console: Console, detail: SessionDetail) -> None:
         ("started", _when(s.started_at)),
         ("updated", _when(s.updated_at)),
         ("counts", f"{s.prompts:,} prompts, {s.events:,} events, {s.tool_calls:,} tool calls"),
-        ("lifecycle", s.lifecycle if s.lifecycle != "active" else None),
+        ("lifecycle", "hidden (tombstoned)" if s.lifecycle != "active" else None),
+        ("tags", ", ".join(s.tags) or None),
     ]
     if detail.parent:
         known = "" if detail.parent.known else " (not in the catalog)"
