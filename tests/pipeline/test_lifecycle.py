@@ -14,6 +14,7 @@ import duckdb
 import pytest
 
 from agentlake.errors import ConfigurationError, NotFoundError
+from agentlake.ingest.run import ImportOptions, run_import
 from agentlake.manage.authz import authorize
 from agentlake.manage.lifecycle import change_lifecycle
 from agentlake.manage.tags import check_tag, tag_session
@@ -21,7 +22,7 @@ from agentlake.read.queries import scoped_sql
 from agentlake.read.reports import REPORT_KINDS, ReportFilter, report
 from agentlake.read.search import SearchFilter, search_page
 from agentlake.read.sessions import list_sessions, show_session
-from tests.conftest import CliRunner
+from tests.conftest import FIXTURES, CliRunner
 
 # The scoped views of `agentlake sql` that hold session rows, and what is summed of each
 # (in one query: each read of the catalog costs a connection).
@@ -332,3 +333,26 @@ def test_the_library_checks_its_authorization(catalog: Path) -> None:
         change_lifecycle(catalog, authorize("default", "tag"), "anything")
     with pytest.raises(ValueError, match="tag or untag"):
         tag_session(catalog, authorize("default", "hide"), "anything", "x")
+
+
+def test_a_hidden_session_stays_hidden_when_an_import_adds_to_it(
+    cli: CliRunner, tmp_path: Path
+) -> None:
+    home, catalog = tmp_path / "home", tmp_path / "c.duckdb"
+    shutil.copytree(FIXTURES / "claude" / "subagents", home)
+    options = ImportOptions(catalog=catalog, workspace="default", home=home, env={})
+    assert run_import(options).exit_code == 0
+    parent = "5d0c8e1e-0004-4000-8000-000000000001"
+    proc = cli("sessions", "hide", parent, "--catalog", catalog, "--json")
+    assert json.loads(proc.stdout)["counts"]["sessions"] == 2  # with its subagent
+    events = _one(catalog, f"SELECT events FROM sessions WHERE session_id = '{parent}'")
+    (transcript,) = home.rglob(f"{parent}.jsonl")
+    line = json.loads(transcript.read_text().splitlines()[0])
+    line.update(uuid="54000004-0000-4000-8000-000000000009", timestamp="2026-05-04T11:01:00.000Z")
+    line["message"]["content"] = "and the writes?"
+    with transcript.open("a") as out:
+        out.write(json.dumps(line) + "\n")
+    assert run_import(options).exit_code == 0
+    row = _one(catalog, f"SELECT lifecycle, events FROM sessions WHERE session_id = '{parent}'")
+    assert row == ("tombstoned", events + 1)
+    assert list_sessions(catalog, "default").sessions.num_rows == 0
