@@ -56,8 +56,7 @@ def sessions_hide(
     json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Hide a session and the sessions under it (subagents): every read leaves them out
-    unless --include-hidden; nothing is deleted, and 'sessions restore' brings them back."""
+    """Hide a session and its subagents from every read (nothing is deleted; see restore)."""
     _lifecycle("hide", session_id, catalog, workspace, json, debug, wait)
 
 
