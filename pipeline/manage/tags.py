@@ -1,6 +1,8 @@
 """Session tags: ``agentlake sessions tag ID TAG`` and ``untag``, and the one rule a tag
-must follow (:func:`check_tag`) wherever it is named — on the commands that set it and
-on the ``--tag`` filters of ``sessions list``, ``search`` and ``report``.
+must follow (:func:`check_tag`, kept with the read filters in
+:mod:`agentlake.read.lifecycle_filters` so that reads load no write code) wherever it is
+named — on the commands that set it and on the ``--tag`` filters of ``sessions list``,
+``search`` and ``report``.
 
 A tag is 1 to 64 characters of ASCII letters, digits and ``- _ . : /`` (so ``ci``,
 ``team/infra``, ``ticket:AB-12`` and ``v1.2`` are tags, and a tag never needs quoting or
@@ -17,35 +19,17 @@ JSON shape (``sessions tag|untag … --json``; stable, new keys may be added)::
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
-
-import duckdb
+from typing import Any
 
 from agentlake import sql
-from agentlake.errors import ConfigurationError
+from agentlake.read.lifecycle_filters import MAX_TAG, check_tag, tags_of
 from agentlake.read.names import session_named
 
 from .audit import record
 from .authz import Authorization
 from .writes import mutation
-
-MAX_TAG: Final = 64
-_TAG: Final = re.compile(r"[A-Za-z0-9_.:/-]{1,64}")
-
-
-def check_tag(tag: str) -> str:
-    """``tag`` when it is a valid tag (1-64 ASCII letters, digits, ``-_.:/``); else a
-    usage error (exit 2) naming the rule."""
-    if not _TAG.fullmatch(tag):
-        shown = tag if len(tag) <= MAX_TAG else tag[:MAX_TAG] + "…"
-        raise ConfigurationError(
-            f"invalid tag {shown!r}: a tag is 1 to {MAX_TAG} characters of letters, "
-            "digits and - _ . : /"
-        )
-    return tag
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,17 +67,6 @@ class TagChange:
         }  # fmt: skip
 
 
-def tags_of(
-    con: duckdb.DuckDBPyConnection, workspace: str, provider: str, session_id: str
-) -> tuple[str, ...]:
-    """The tags of one session of ``workspace``, sorted."""
-    rows = con.execute(
-        sql.query("tags_of"),
-        {"workspace": workspace, "provider": provider, "session_id": session_id},
-    ).fetchall()
-    return tuple(str(r[0]) for r in rows)
-
-
 def tag_session(
     catalog: Path, auth: Authorization, ident: str, tag: str, *, wait: bool = False
 ) -> TagChange:
@@ -120,3 +93,6 @@ def tag_session(
     return TagChange(
         auth.operation, auth.workspace, provider, session_id, tag, changed, tags, audit_id
     )
+
+
+__all__ = ["MAX_TAG", "TagChange", "check_tag", "tag_session", "tags_of"]

@@ -55,7 +55,7 @@ class ReportFilter:
 
     def __post_init__(self) -> None:
         if self.tag is not None:
-            from agentlake.manage.tags import check_tag
+            from agentlake.read.lifecycle_filters import check_tag
 
             object.__setattr__(self, "tag", check_tag(self.tag))
         try:

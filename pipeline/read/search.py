@@ -27,9 +27,8 @@ from agentlake.load.catalog import CatalogRef, reading
 from agentlake.load.publish import lag
 from agentlake.load.search_index import DuckDBSearchIndex, QueryTerm
 from agentlake.load.terms import query_words
-from agentlake.manage.tags import check_tag
 from agentlake.read import cursors
-from agentlake.read.lifecycle_filters import any_hidden, search_predicate
+from agentlake.read.lifecycle_filters import any_hidden, check_tag, search_predicate
 from agentlake.read.names import event_kind, provider_id, session_named
 
 K1: Final = 1.2

@@ -16,7 +16,7 @@ import pyarrow as pa
 from agentlake import sql
 from agentlake.errors import ConfigurationError
 from agentlake.load.catalog import CatalogRef, reading
-from agentlake.manage.tags import tags_of
+from agentlake.read.lifecycle_filters import tags_of
 from agentlake.read.limits import latest_limits
 from agentlake.read.names import session_named
 from agentlake.read.rollup import SessionTree, session_tree

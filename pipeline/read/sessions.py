@@ -205,7 +205,7 @@ def list_sessions(
     since_at = _utc(since) if since is not None else None
     providers, project, text = _providers(provider), project or None, text or None
     if tag is not None:
-        from agentlake.manage.tags import check_tag
+        from agentlake.read.lifecycle_filters import check_tag
 
         check_tag(tag)
     filters = {

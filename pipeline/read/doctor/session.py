@@ -180,7 +180,7 @@ def _lifecycle_words(
     lifecycle: str | None,
 ) -> str:  # fmt: skip
     """What the message adds about a hidden session (``sessions hide``) and its tags."""
-    from agentlake.manage.tags import tags_of
+    from agentlake.read.lifecycle_filters import tags_of
 
     words = ""
     if lifecycle is not None and lifecycle != "active":
