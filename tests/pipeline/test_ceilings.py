@@ -15,11 +15,12 @@ from typing import Any
 import orjson
 import pytest
 
-from agentlake.errors import REMEDIES
+from agentlake.config import import_ceilings_from_config
+from agentlake.errors import REMEDIES, ConfigurationError
 from agentlake.extract.extract import ExtractLimits
 from agentlake.ingest.committer import SourceOutcome
 from agentlake.ingest.run import ImportOptions, ImportResult, run_import
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, CliRunner
 
 from .helpers import scalar
 
@@ -299,9 +300,7 @@ def test_a_full_join_state_refuses_instead_of_forgetting(tmp_path: Path) -> None
     assert receipt is not None and receipt["checkpoint"] == {"offset": prefix, "records": 3}
     # Raised: the turn's five calls are all failed by its end, none forgotten.
     assert _only(_run(home, catalog, "cursor", max_open_ids=5)).status == "imported"
-    failed = scalar(
-        catalog, "SELECT count(*) FROM events WHERE kind = 'tool_result' AND is_error"
-    )
+    failed = scalar(catalog, "SELECT count(*) FROM events WHERE kind = 'tool_result' AND is_error")
     assert failed == 5
 
 
@@ -339,3 +338,58 @@ def test_defaults_are_those_documented() -> None:
     assert (limits.source_records, limits.source_bytes) == (1_000_000, 1 << 30)
     assert (limits.max_document_bytes, limits.max_open_ids) == (64 << 20, 10_000)
     assert replace(limits, source_records=None).source_records is None
+
+
+# -- options --------------------------------------------------------------------------
+
+
+def test_the_cli_options_and_the_config_file_set_the_ceilings(
+    cli: CliRunner, tmp_path: Path
+) -> None:
+    home, catalog = tmp_path / "home", tmp_path / "c.duckdb"
+    _claude(home, 0, 6)
+    config = tmp_path / "config.toml"
+    config.write_text('[import]\nsource_records_ceiling = 2\nsource_bytes_ceiling = "1MiB"\n')
+    env = {"AGENTLAKE_CONFIG": str(config)}
+    first = cli("import", "--home", home, "--catalog", catalog, "--no-index", env=env)
+    assert first.returncode == 1
+    assert f"refused: {CODE}: " in first.stderr and "ceiling of 2 records" in first.stderr
+    assert "generation 1: this run committed 1 batches, 2 records" in first.stderr
+    assert "the next read starts at byte" in first.stderr
+    # The option wins over the config file: raised, the source continues.
+    raised = cli("import", "--home", home, "--catalog", catalog, "--no-index", "--json",
+                 "--source-records-ceiling", "100", env=env)  # fmt: skip
+    assert raised.returncode == 0
+    (entry,) = json.loads(raised.stdout)["sources"]
+    assert (entry["status"], entry["records"], entry["receipt"]) == ("imported", 4, None)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[import]\nsource_records_ceiling = 0\n", "import.source_records_ceiling = 0"),
+        ('[import]\nmax_document_bytes = "lots"\n', "import.max_document_bytes: invalid size"),
+        ("[import]\nrecords = 3\n", "unknown key 'records' in [import]"),
+        ("import = 3\n", "import must be a table"),
+    ],
+)
+def test_a_broken_import_table_names_the_config_file(
+    tmp_path: Path, text: str, expected: str
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(text)
+    with pytest.raises(ConfigurationError) as caught:
+        import_ceilings_from_config({"AGENTLAKE_CONFIG": str(config)})
+    assert str(caught.value).startswith(f"{config}: ") and expected in str(caught.value)
+
+
+def test_the_import_table_by_field(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(
+        '[import]\nsource_records_ceiling = 5\nsource_bytes_ceiling = "2KiB"\n'
+        "max_document_bytes = 4096\nmax_open_ids = 7\n"
+    )
+    assert import_ceilings_from_config({"AGENTLAKE_CONFIG": str(config)}) == {
+        "source_records": 5, "source_bytes": 2048, "max_document_bytes": 4096, "max_open_ids": 7,
+    }  # fmt: skip
+    assert import_ceilings_from_config({"AGENTLAKE_CONFIG": str(tmp_path / "none.toml")}) == {}

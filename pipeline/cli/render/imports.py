@@ -95,7 +95,7 @@ def render_problems(errors: Console, result: ImportResult) -> None:
     for s in result.newly_refused:
         errors.print(f"refused: {s.code}: {s.planned.path}: {s.message}", highlight=False)
         if (receipt := s.receipt_line()) is not None:
-            errors.print(f"  {receipt}", highlight=False)
+            errors.print(f"  {receipt}", highlight=False, soft_wrap=True)
     if still := len(result.still_refused):
         errors.print(
             f"{still} source{'s' if still > 1 else ''} still refused as reported before "
