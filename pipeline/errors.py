@@ -56,10 +56,8 @@ REMEDIES: Final[Mapping[str, str]] = {
     "NOT_A_FILE": "only regular files are read: remove it or move it out of the provider "
     "root; every import checks it again",
     "RESOURCE_LIMIT_EXCEEDED": "its imported prefix is kept; raise the ceiling named (an "
-    "'agentlake import' option or its key in the [import] table of the config file) and "
-    "the next import continues from the checkpoint, or run 'agentlake import "
-    "--restart-drifted' to re-read it from byte 0 as a new generation; every import "
-    "checks it again",
+    "'agentlake import' option, or its key in the config file's [import] table) and the "
+    "next import continues from its checkpoint; every import checks it again",
 }
 
 

@@ -20,6 +20,7 @@ from agentlake.errors import REMEDIES, ConfigurationError
 from agentlake.extract.extract import ExtractLimits
 from agentlake.ingest.committer import SourceOutcome
 from agentlake.ingest.run import ImportOptions, ImportResult, run_import
+from agentlake.read.doctor import diagnose
 from tests.conftest import FIXTURES, CliRunner
 
 from .helpers import scalar
@@ -140,6 +141,8 @@ def test_a_refusal_repeats_until_the_ceiling_is_raised_then_continues(tmp_path: 
     assert (outcome.status, outcome.code, outcome.records, outcome.bytes) == ("refused", CODE, 0, 0)
     assert first.exit_code == 1 and second.exit_code == 0 and not second.newly_refused
     assert outcome.message == _only(first).message
+    [refused] = diagnose(catalog, "default", home=home, env={}).refused
+    assert refused.code == CODE and refused.remedy == REMEDIES[CODE]
     assert _source_row(catalog, "committed_offset") == offset and _events(catalog) == 4
     # Raised: it continues from its checkpoint, nothing read twice.
     third = _only(_run(home, catalog, source_records=100))
