@@ -10,14 +10,18 @@ import json
 import shutil
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 import pytest
 
 from agentlake.config import import_ceilings_from_config
 from agentlake.errors import REMEDIES, ConfigurationError
+from agentlake.extract.adapter import SourceContext, StateLimitExceeded
 from agentlake.extract.extract import ExtractLimits
+from agentlake.extract.providers import copilot
+from agentlake.extract.rows import RowSink
+from agentlake.extract.sources import SourceFile
 from agentlake.ingest.committer import SourceOutcome
 from agentlake.ingest.run import ImportOptions, ImportResult, run_import
 from agentlake.read.doctor import diagnose
@@ -305,6 +309,35 @@ def test_a_full_join_state_refuses_instead_of_forgetting(tmp_path: Path) -> None
     assert _only(_run(home, catalog, "cursor", max_open_ids=5)).status == "imported"
     failed = scalar(catalog, "SELECT count(*) FROM events WHERE kind = 'tool_result' AND is_error")
     assert failed == 5
+
+
+def test_copilot_pairs_a_calls_two_copies_and_refuses_past_its_cap() -> None:
+    """Copilot writes a call twice (the request, its execution start): the first copy is
+    emitted and its id kept until the second; past the cap, the record is refused before
+    any of its rows instead of an id being forgotten (which would emit a call twice)."""
+    ctx = SourceContext(cast(SourceFile, None), "s1", max_open_ids=2)
+    ctx.memo.update({"model": None, "cwd": 0})
+    adapter, sink = copilot.CopilotCliAdapter(), RowSink()
+
+    def start(call: str, rid: str) -> dict[str, Any]:
+        data = {"toolCallId": call, "toolName": "bash", "arguments": {}}
+        return {"type": "tool.execution_start", "data": data, "id": rid}
+
+    def request(calls: list[str], rid: str) -> dict[str, Any]:
+        asks = [{"toolCallId": c, "name": "bash", "arguments": "{}"} for c in calls]
+        return {"type": "assistant.message", "id": rid,
+                "data": {"content": "ok", "toolRequests": asks}}  # fmt: skip
+
+    adapter.map_record(request(["c1", "c2"], "e1"), 0, ctx, sink)
+    adapter.map_record(start("c1", "e2"), 100, ctx, sink)  # paired: c1 is no longer open
+    assert ctx.memo["calls"] == {"c2": 1}
+    adapter.map_record(start("c3", "e3"), 200, ctx, sink)
+    emitted = sink.event_count
+    with pytest.raises(StateLimitExceeded, match="more than 2 tool calls"):
+        adapter.map_record(request(["c2", "c4"], "e4"), 300, ctx, sink)
+    assert sink.event_count == emitted and ctx.memo["calls"] == {"c2": 1, "c3": 1}
+    adapter.map_record(request(["c2", "c3"], "e5"), 400, ctx, sink)  # both pair: fine
+    assert ctx.memo["calls"] == {}
 
 
 # -- receipts -------------------------------------------------------------------------
