@@ -262,6 +262,19 @@ def test_the_records_ceiling_of_a_document_writes_nothing_of_it(tmp_path: Path) 
     assert _events(catalog) == 0
 
 
+@pytest.mark.parametrize("limits", [{"max_document_bytes": 1}, {"source_records": 0}])
+def test_a_jsonl_document_past_a_ceiling_is_refused_whole(
+    tmp_path: Path, limits: dict[str, int]
+) -> None:
+    """A JSONL file its agent rewrites in place is read whole, like a JSON document."""
+    home = tmp_path / "home"
+    shutil.copytree(FIXTURES / "openhuman" / "contract_all_record_types", home)
+    catalog = tmp_path / "c.duckdb"
+    result = _run(home, catalog, "openhuman", **limits)
+    assert result.sources and {(s.status, s.code) for s in result.sources} == {("refused", CODE)}
+    assert _events(catalog) == 0 and scalar(catalog, "SELECT count(*) FROM rejects") == 0
+
+
 def test_the_records_ceiling_of_a_database_read(tmp_path: Path) -> None:
     home = tmp_path / "home"
     shutil.copytree(FIXTURES / "cursor" / "state_vscdb_blob_values", home)
