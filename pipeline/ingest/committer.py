@@ -101,7 +101,8 @@ class SourceOutcome:
         if self.status != "refused" or resume is None:
             return None
         return (
-            f"generation {resume.generation}: this run committed {self.batches:,} batches, "
+            f"generation {resume.generation}: this run committed {self.batches:,} "
+            f"batch{'' if self.batches == 1 else 'es'}, "
             f"{self.records:,} records, {self.events:,} events, {self.committed_bytes:,} bytes; "
             f"the next read starts at byte {resume.offset:,} with {resume.records:,} records "
             "kept"

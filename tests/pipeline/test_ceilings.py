@@ -403,7 +403,7 @@ def test_the_cli_options_and_the_config_file_set_the_ceilings(
     first = cli("import", "--home", home, "--catalog", catalog, "--no-index", env=env)
     assert first.returncode == 1
     assert f"refused: {CODE}: " in first.stderr and "ceiling of 2 records" in first.stderr
-    assert "generation 1: this run committed 1 batches, 2 records" in first.stderr
+    assert "generation 1: this run committed 1 batch, 2 records" in first.stderr
     assert "the next read starts at byte" in first.stderr
     # The option wins over the config file: raised, the source continues.
     raised = cli("import", "--home", home, "--catalog", catalog, "--no-index", "--json",
