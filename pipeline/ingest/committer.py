@@ -95,19 +95,6 @@ class SourceOutcome:
             "remedy": REMEDIES[self.code],
         }
 
-    def receipt_line(self) -> str | None:
-        """The receipt in words, for the refusal's line on stderr."""
-        resume = self.resume
-        if self.status != "refused" or resume is None:
-            return None
-        return (
-            f"generation {resume.generation}: this run committed {self.batches:,} "
-            f"batch{'' if self.batches == 1 else 'es'}, "
-            f"{self.records:,} records, {self.events:,} events, {self.committed_bytes:,} bytes; "
-            f"the next read starts at byte {resume.offset:,} with {resume.records:,} records "
-            "kept"
-        )
-
     def reject_lines(self) -> list[str]:
         """One line per sampled reject: file, offset, reason and remedy."""
         return [

@@ -15,6 +15,7 @@ from typing import Any, cast
 import orjson
 import pytest
 
+from agentlake.cli.render.imports import receipt_line
 from agentlake.config import import_ceilings_from_config
 from agentlake.errors import REMEDIES, ConfigurationError
 from agentlake.extract.adapter import SourceContext, StateLimitExceeded
@@ -365,7 +366,7 @@ def test_receipts_in_the_json_and_the_imports_table(tmp_path: Path) -> None:
     detail = json.loads(scalar(catalog, "SELECT detail FROM imports ORDER BY import_id DESC"))
     (refused,) = detail["refused"]
     assert refused["code"] == CODE and refused["receipt"]["checkpoint"]["records"] == 2
-    line = _only(result).receipt_line()
+    line = receipt_line(_only(result))
     assert line is not None and "generation 1" in line and "2 records" in line
 
 
