@@ -172,6 +172,37 @@ def import_(
         str | None,
         typer.Option("--max-bytes-per-source", help="Read at most this much per source (64MiB)."),
     ] = None,
+    source_records_ceiling: Annotated[
+        int | None,
+        typer.Option(
+            "--source-records-ceiling",
+            min=1,
+            help="Refuse a source past N records in its generation (default 1000000; the "
+            "committed prefix is kept).",
+        ),
+    ] = None,
+    source_bytes_ceiling: Annotated[
+        str | None,
+        typer.Option(
+            "--source-bytes-ceiling",
+            help="Refuse a source past this many bytes in its generation (default 1GiB).",
+        ),
+    ] = None,
+    max_document_bytes: Annotated[
+        str | None,
+        typer.Option(
+            "--max-document-bytes",
+            help="Refuse a JSON document larger than this, unparsed (default 64MiB).",
+        ),
+    ] = None,
+    max_open_ids: Annotated[
+        int | None,
+        typer.Option(
+            "--max-open-ids",
+            min=1,
+            help="Refuse a source whose adapter must remember more open ids (default 10000).",
+        ),
+    ] = None,
     progress: Annotated[
         ProgressMode,
         typer.Option(
@@ -186,7 +217,12 @@ def import_(
 ) -> None:
     """Import every provider's transcripts, or the exported files named with --file, into
     the catalog (resumable, exactly once)."""
-    from agentlake.config import default_home, parse_duration, parse_size
+    from agentlake.config import (
+        default_home,
+        import_ceilings_from_config,
+        parse_duration,
+        parse_size,
+    )
     from agentlake.errors import ConfigurationError
     from agentlake.extract.extract import ExtractLimits
     from agentlake.ingest.budget import check_memory_limit
@@ -206,9 +242,19 @@ def import_(
                 "--file imports the files named; --home and --provider choose what discovery "
                 "reads: give one or the other"
             )
+        # The ceilings: an option wins over the config file's [import] key.
+        ceilings = import_ceilings_from_config()
+        given = {
+            "source_records": source_records_ceiling,
+            "source_bytes": parse_size(source_bytes_ceiling) if source_bytes_ceiling else None,
+            "max_document_bytes": parse_size(max_document_bytes) if max_document_bytes else None,
+            "max_open_ids": max_open_ids,
+        }
+        ceilings.update({k: v for k, v in given.items() if v is not None})
         limits = ExtractLimits(
             max_records_per_source=max_records_per_source,
             max_bytes_per_source=parse_size(max_bytes_per_source) if max_bytes_per_source else None,
+            **ceilings,  # type: ignore[arg-type]
         )
         options = ImportOptions(
             catalog=catalog_path(catalog),

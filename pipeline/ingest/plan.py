@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any, Final, Literal, cast
 
 from agentlake.errors import SourceErrorCode
+from agentlake.extract.jsonl import line_within
 from agentlake.extract.providers import REGISTRY, ProviderSpec, resolve
-from agentlake.extract.sources import RefusedPath, Root, SourceFile, open_regular, walk_root
+from agentlake.extract.sources import RefusedPath, Root, SourceFile, walk_root
 from agentlake.load.checkpoint import Checkpoint, Continuity, document_digest, window_digest
 from agentlake.read.names import provider_ids
 from agentlake.transform.redact import POLICY_VERSION
@@ -22,7 +23,9 @@ Action = Literal["read", "skip", "refuse"]
 REFUSED: Final = frozenset({"truncated", "replaced", "rewritten", "drift"})
 # Refusals whose cause may pass by itself (permissions fixed, an agent done writing its
 # database): such a source is read again on every run.
-RETRIED: Final = frozenset({"unreadable", "corrupt", "not-a-file"})
+# A source past a ceiling (RESOURCE_LIMIT_EXCEEDED) is one of them: each run checks it
+# against the ceilings in force, so raising one lets it continue from its checkpoint.
+RETRIED: Final = frozenset({"unreadable", "corrupt", "not-a-file", "over-limit"})
 _CODES: Final[dict[str, SourceErrorCode]] = {
     "truncated": "SOURCE_TRUNCATED",
     "replaced": "SOURCE_REPLACED",
@@ -32,6 +35,7 @@ _CODES: Final[dict[str, SourceErrorCode]] = {
     "unreadable": "SOURCE_UNREADABLE",
     "corrupt": "SOURCE_CORRUPT",
     "not-a-file": "NOT_A_FILE",
+    "over-limit": "RESOURCE_LIMIT_EXCEEDED",
 }
 _CONTINUITY: Final[dict[SourceErrorCode, Continuity]] = {
     code: cast(Continuity, continuity) for continuity, code in _CODES.items()
@@ -159,23 +163,6 @@ def select_providers(names: Sequence[str]) -> tuple[ProviderSpec, ...]:
     return tuple(resolve(name) for name in provider_ids(names))
 
 
-def _newline_after(path: Path, start: int, stop: int, chunk: int = 64 * 1024) -> bool:
-    """Whether ``path`` holds a newline in ``[start, stop)`` (a complete line to read)."""
-    try:
-        with open_regular(path) as handle:
-            handle.seek(start)
-            while start < stop:
-                data = handle.read(min(chunk, stop - start))
-                if not data:
-                    return False
-                if b"\n" in data:
-                    return True
-                start += len(data)
-    except OSError:
-        return False  # unreadable now: the read itself will say so
-    return False
-
-
 def classify(
     source: SourceFile,
     checkpoint: Checkpoint | None,
@@ -215,7 +202,7 @@ def classify(
         retry = cp.status == "refused" and cp.continuity in RETRIED
         # Complete lines past the committed offset that a per-run ceiling or a stopped run
         # left unread must be read even when the file itself did not change.
-        pending = cp.committed_offset < source.size and _newline_after(
+        pending = cp.committed_offset < source.size and line_within(
             source.path, cp.committed_offset, source.size
         )
         if (

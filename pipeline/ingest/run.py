@@ -186,6 +186,8 @@ class ImportResult:
                     "bytes": s.bytes,
                     "pending_bytes": s.pending_bytes,
                     "message": s.message,
+                    "code": s.code,
+                    "receipt": s.receipt(),
                 }
                 for s in self.sources
             ],
@@ -338,6 +340,7 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
                     "code": s.code,
                     "message": s.message,
                     "new": s.new_refusal,
+                    "receipt": s.receipt(),
                 }
                 for s in result.refused
             ],
