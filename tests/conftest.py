@@ -10,6 +10,10 @@ from pathlib import Path
 
 import pytest
 
+# Loaded before any in-process command runs with COLUMNS set: rich fixes a console's width
+# to $COLUMNS when the console is created, and in-process runs share the CLI's consoles.
+import agentlake.cli.consoles  # noqa: F401
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 CONFORMANCE = REPO.parent / "shared" / "conformance"
