@@ -99,7 +99,7 @@ class CatalogWriter:
     per source (:class:`CommitResult`), and the sources they came from added to the
     revocation, as is the revocation of a new session whose parent is purged. With
     ``allow_purged`` nothing is withheld and the revocation of every session a commit
-    writes is dropped.
+    writes is dropped, with an audit row (``release``) naming ``actor``.
 
     A commit never touches the search index: it records the events it withdraws
     (``search_withdrawn``) for the publish step, which runs after the commits."""
@@ -111,10 +111,12 @@ class CatalogWriter:
         *,
         faults: FaultHook | None = None,
         allow_purged: bool = False,
+        actor: str = "",
     ) -> None:
         self.con = con
         self.workspace = workspace
         self.allow_purged = allow_purged
+        self.actor = actor  # who runs the import: named in the audit rows it writes
         # (provider, session id) -> the operation id of its purge: the revoked sessions,
         # read as the import begins (only a commit of this import, under the writer
         # lock, adds to them meanwhile).
@@ -260,7 +262,7 @@ class CatalogWriter:
             if "batch_withheld" in tables:
                 run_script(con, sql.query("purge_withhold"), params)
             if data and self.allow_purged:
-                run_script(con, sql.query("purge_allow"), params)
+                run_script(con, sql.query("purge_allow"), {**params, "actor": self.actor})
             if forgot:
                 con.execute(";\n".join(let_go))
             if tables["batch_rejects"].num_rows:

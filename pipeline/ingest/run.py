@@ -40,6 +40,7 @@ from agentlake.load.load import (
     FaultHook,
 )
 from agentlake.load.refusals import record_refusals
+from agentlake.manage.authz import actor_name
 
 from .budget import (
     check_memory_limit,
@@ -257,8 +258,9 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
     duckdb_limit, limits = memory_budget(options.memory_limit, options.limits)
     with open_for_write(options.catalog, wait=options.wait, memory_limit=duckdb_limit) as con:
         writer = CatalogWriter(
-            con, options.workspace, faults=options.faults, allow_purged=options.allow_purged
-        )
+            con, options.workspace, faults=options.faults, allow_purged=options.allow_purged,
+            actor=actor_name(options.env) if options.allow_purged else "",
+        )  # fmt: skip
         purged = purged_sources(con, options.workspace) if options.allow_purged else frozenset()
         plan = _plan(options, load_checkpoints(con, options.workspace), purged)
         reporter.planned(plan)

@@ -244,7 +244,8 @@ def test_a_purged_session_stays_out_of_later_imports_until_allowed_back(
 ) -> None:
     home, catalog = imported
     full = _rows(catalog, "events", f"session_id IN ({', '.join(repr(s) for s in SCOPE)})")
-    purge(catalog, AUTH, PARENT, confirm=preview(catalog, AUTH, PARENT).operation_id)
+    op = preview(catalog, AUTH, PARENT).operation_id
+    purge(catalog, AUTH, PARENT, confirm=op)
     others = _others(catalog)
     # The rule: the whole session stays out, its old bytes and later appends alike.
     _append(home / TRANSCRIPT, "written after the purge")
@@ -281,6 +282,9 @@ def test_a_purged_session_stays_out_of_later_imports_until_allowed_back(
     assert len(restored) == len(full) + 1
     with duckdb.connect(str(catalog), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM purge_revocations").fetchone() == (0,)
+    released = audit_page(catalog, authorize("default", "audit"), operation="release").rows
+    assert sorted(r.session_id or "" for r in released) == sorted(scope)
+    assert {r.digest for r in released} == {op}
     assert _import(home, catalog).totals()["events"] == 0  # and it stays
 
 
