@@ -39,7 +39,10 @@ from .audit import record
 from .authz import Authorization
 from .writes import mutation
 
-#: The tables a purge deletes rows of, in the order counts are shown.
+#: The tables a purge deletes rows of, in the order counts are shown. The catalog keeps
+#: no embeddings yet; a table of them (or any other table with a session's rows) joins
+#: this list, sql/queries/purge_scope.sql and purge_delete.sql (tests/pipeline/
+#: test_purge.py scans every table with a ``session_id`` column after a purge).
 TABLES: Final[tuple[str, ...]] = (
     "sessions", "session_versions", "events", "usage", "rate_limits", "session_tags",
     "search_docs", "search_postings", "search_withdrawn",

@@ -105,10 +105,29 @@ def _others(catalog: Path) -> dict[str, list[str]]:
     }  # fmt: skip
 
 
+# Tables that keep a purged session's id on purpose: content-free records of the purge.
+_KEPT = ("audit", "purge_receipts", "purge_revocations")
+
+
 def _orphans(catalog: Path) -> dict[str, int]:
-    """Rows of the purged sessions anywhere, and index rows that point nowhere."""
+    """Rows of the purged sessions anywhere (every table with a ``session_id`` column,
+    so that a table added later is scanned too), and index rows that point nowhere."""
     found = {table: _count(catalog, table, SCOPE) for table in _SESSION_ROWS}
     with duckdb.connect(str(catalog), read_only=True) as con:
+        tables = con.execute(
+            "SELECT DISTINCT table_name FROM duckdb_columns() WHERE column_name = 'session_id' "
+            "AND NOT internal AND table_name IN (SELECT table_name FROM "
+            "duckdb_tables())"
+        ).fetchall()
+        for (table,) in tables:
+            if table not in _KEPT:
+                row = con.execute(
+                    f"SELECT count(*) FROM {table} WHERE session_id IN "
+                    "(SELECT unnest(?::VARCHAR[]))",
+                    [list(SCOPE)],
+                ).fetchone()
+                assert row is not None
+                found[f"any {table}"] = int(row[0])
         for name, query in {
             "dangling_docs": "SELECT count(*) FROM search_docs d ANTI JOIN events e "
             "USING (workspace, event_id)",
