@@ -153,15 +153,7 @@ def purge(
                 scope,
             )
         params = {"workspace": auth.workspace}
-        con.execute(
-            "CREATE OR REPLACE TEMP TABLE gone_events AS SELECT event_id FROM events e "
-            "SEMI JOIN purge_scope USING (provider, session_id) WHERE e.workspace = $workspace",
-            params,
-        )
-        con.execute(
-            "CREATE OR REPLACE TEMP TABLE purge_scope_sources AS " + sql.query("purge_sources"),
-            params,
-        )
+        run_script(con, sql.query("purge_prepare"), params)
         run_script(con, sql.query("search_index_remove"), params)
         run_script(con, sql.query("purge_delete"), params)
         counts_json = orjson.dumps(dict(scope.counts)).decode()

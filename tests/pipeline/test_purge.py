@@ -228,6 +228,12 @@ def test_the_command_previews_purges_and_repeats(
     assert done.returncode == 0 and "purged on" in done.stdout and op in done.stdout
     again = cli("sessions", "purge", PARENT[:8], "--confirm", op, "--catalog", catalog, "--json")
     assert again.returncode == 0 and json.loads(again.stdout)["status"] == "repeated"
+    short = cli("sessions", "purge", "5d0", "--catalog", catalog)
+    assert short.returncode == 2 and "too short" in short.stderr
+    missing = catalog.with_name("missing.duckdb")
+    absent = cli("sessions", "purge", PARENT, "--confirm", op, "--catalog", missing)
+    assert absent.returncode == 4 and "no catalog here" in absent.stderr
+    assert not missing.exists()
 
 
 def test_a_session_of_another_workspace_is_an_unknown_id(
