@@ -40,13 +40,14 @@ from . import (
     imports,
     prices,
     providers,
+    purge,
     reports,
     search,
     sessions,
     sql,
 )
 
-_COMMANDS = (imports, providers, search, reports, prices, sql, sessions, doctor, audit)
+_COMMANDS = (imports, providers, search, reports, prices, sql, sessions, purge, doctor, audit)
 
 app = typer.Typer(
     add_completion=False,

@@ -141,6 +141,14 @@ def import_(
             "--restart-drifted", help="Re-read refused sources from 0 as a new generation."
         ),
     ] = False,
+    allow_purged: Annotated[
+        bool,
+        typer.Option(
+            "--allow-purged",
+            help="Import purged sessions again: re-read their sources from 0 and keep "
+            "their rows (without it, rows of purged sessions are withheld and counted).",
+        ),
+    ] = False,
     wait: Annotated[
         bool, typer.Option("--wait", help="Wait for another import to finish instead of failing.")
     ] = False,
@@ -263,6 +271,7 @@ def import_(
             env=dict(os.environ),
             providers=tuple(provider or ()),
             restart_drifted=restart_drifted,
+            allow_purged=allow_purged,
             memory_limit=memory_limit,
             wait=wait,
             reindex=reindex,

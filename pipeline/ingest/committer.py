@@ -61,6 +61,7 @@ class SourceOutcome:
     events: int = 0
     usage: int = 0
     rejected: int = 0
+    withheld: int = 0  # rows of purged sessions read and not written (agentlake.manage.purge)
     bytes: int = 0
     committed_bytes: int = 0  # of ``bytes``, those whose transaction committed
     pending_bytes: int = 0
@@ -320,6 +321,7 @@ class Committer:
                 outcome.events += got.new_events
                 outcome.usage += got.new_usage
                 outcome.rejected += got.rejects
+                outcome.withheld += got.withheld
             outcome.committed_bytes += nbytes
             if nbytes:
                 self.reporter.advanced(outcome.planned, nbytes)

@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Final, Literal, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
 from agentlake.errors import SourceErrorCode
 from agentlake.extract.jsonl import line_within
@@ -16,6 +16,9 @@ from agentlake.extract.sources import RefusedPath, Root, SourceFile, walk_root
 from agentlake.load.checkpoint import Checkpoint, Continuity, document_digest, window_digest
 from agentlake.read.names import provider_ids
 from agentlake.transform.redact import POLICY_VERSION
+
+if TYPE_CHECKING:
+    import duckdb
 
 Action = Literal["read", "skip", "refuse"]
 
@@ -390,3 +393,36 @@ def make_plan(
                 cp = checkpoints.get(item.source_id)
                 planned.append(classify(item, cp, spec, restart_refused=restart_refused))
     return Plan(workspace, tuple(roots), tuple(planned))
+
+
+def purged_sources(con: duckdb.DuckDBPyConnection, workspace: str) -> frozenset[str]:
+    """The ids of the sources that held rows of ``workspace``'s purged sessions
+    (``purge_revocations``): what ``import --allow-purged`` reads again."""
+    rows = con.execute(
+        "SELECT DISTINCT unnest(source_ids) FROM purge_revocations WHERE workspace = ?",
+        [workspace],
+    ).fetchall()
+    return frozenset(str(r[0]) for r in rows)
+
+
+def restart_sources(plan: Plan, source_ids: frozenset[str]) -> Plan:
+    """``plan`` with the sources ``source_ids`` that it would read or skip and that have
+    a checkpoint re-read from byte 0 as a new generation (their earlier rows forgotten
+    first, as ``--restart-drifted`` does for a refused source)."""
+    if not source_ids:
+        return plan
+    sources = []
+    for s in plan.sources:
+        if (
+            s.source_id in source_ids
+            and s.source is not None
+            and s.checkpoint is not None
+            and s.action in ("read", "skip")
+            and s.continuity != "superseded"
+        ):
+            s = replace(
+                s, action="read", start=0, stop=s.source.size, restart=True, touched=False,
+                generation=s.checkpoint.generation + 1,
+            )  # fmt: skip
+        sources.append(s)
+    return replace(plan, sources=tuple(sources))

@@ -22,7 +22,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from agentlake.errors import ImportStopped
 from agentlake.extract.extract import ExtractBatch, ExtractLimits
 from agentlake.ingest.files import NamedFile, plan_files
-from agentlake.ingest.plan import Plan, make_plan, select_providers
+from agentlake.ingest.plan import (
+    Plan,
+    make_plan,
+    purged_sources,
+    restart_sources,
+    select_providers,
+)
 from agentlake.ingest.progress import NullReporter, Reporter
 from agentlake.load.catalog import open_for_read, open_for_write
 from agentlake.load.checkpoint import (
@@ -34,6 +40,7 @@ from agentlake.load.load import (
     FaultHook,
 )
 from agentlake.load.refusals import record_refusals
+from agentlake.manage.authz import actor_name
 
 from .budget import (
     check_memory_limit,
@@ -90,6 +97,10 @@ class ImportOptions:
     # Exported files named by the user (import --file): these are the run's sources,
     # instead of what discovery finds under the home.
     files: tuple[NamedFile, ...] = ()
+    # Import purged sessions again (agentlake.manage.purge): their sources are re-read
+    # from byte 0 as a new generation, nothing is withheld, and the sessions written are
+    # no longer revoked. Without it, rows of purged sessions are withheld and counted.
+    allow_purged: bool = False
 
 
 #: What a run did with a source: read it (``imported``; ``empty`` when a new source held
@@ -157,6 +168,7 @@ class ImportResult:
             "events": sum(s.events for s in self.sources),
             "usage_rows": sum(s.usage for s in self.sources),
             "rejected": sum(s.rejected for s in self.sources),
+            "withheld": sum(s.withheld for s in self.sources),
             "bytes": sum(s.bytes for s in self.sources),
             "pending_bytes": sum(s.pending_bytes for s in self.sources),
         }
@@ -183,6 +195,7 @@ class ImportResult:
                     "events": s.events,
                     "usage": s.usage,
                     "rejected": s.rejected,
+                    "withheld": s.withheld,
                     "bytes": s.bytes,
                     "pending_bytes": s.pending_bytes,
                     "message": s.message,
@@ -197,14 +210,26 @@ class ImportResult:
 def plan_import(options: ImportOptions) -> Plan:
     """The plan an import would execute, without writing anything."""
     checkpoints = {}
+    purged: frozenset[str] = frozenset()
     if options.catalog.is_file():
         with open_for_read(options.catalog, wait=options.wait) as con:
             checkpoints = load_checkpoints(con, options.workspace)
-    return _plan(options, checkpoints)
+            if options.allow_purged:
+                purged = purged_sources(con, options.workspace)
+    return _plan(options, checkpoints, purged)
 
 
-def _plan(options: ImportOptions, checkpoints: Mapping[str, Checkpoint]) -> Plan:
-    """The named files' plan, or discovery's under the home."""
+def _plan(
+    options: ImportOptions,
+    checkpoints: Mapping[str, Checkpoint],
+    purged: frozenset[str] = frozenset(),
+) -> Plan:
+    """The named files' plan, or discovery's under the home; with ``purged`` (the
+    sources of purged sessions, when the run allows them back) re-read from byte 0."""
+    return restart_sources(_discovered_plan(options, checkpoints), purged)
+
+
+def _discovered_plan(options: ImportOptions, checkpoints: Mapping[str, Checkpoint]) -> Plan:
     if options.files:
         return plan_files(
             checkpoints,
@@ -234,8 +259,12 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
     memory_warning = check_memory_limit(options.memory_limit)
     duckdb_limit, limits = memory_budget(options.memory_limit, options.limits)
     with open_for_write(options.catalog, wait=options.wait, memory_limit=duckdb_limit) as con:
-        writer = CatalogWriter(con, options.workspace, faults=options.faults)
-        plan = _plan(options, load_checkpoints(con, options.workspace))
+        writer = CatalogWriter(
+            con, options.workspace, faults=options.faults, allow_purged=options.allow_purged,
+            actor=actor_name(options.env) if options.allow_purged else "",
+        )  # fmt: skip
+        purged = purged_sources(con, options.workspace) if options.allow_purged else frozenset()
+        plan = _plan(options, load_checkpoints(con, options.workspace), purged)
         reporter.planned(plan)
         import_id = writer.begin_import()
         # Overlapped commits run on one DuckDB thread: the import's own threads (reading,

@@ -72,6 +72,13 @@ def render_summary(console: Console, result: ImportResult) -> None:
             highlight=False,
             soft_wrap=False,
         )
+    if totals["withheld"]:
+        console.print(
+            f"{totals['withheld']:,} rows of purged sessions withheld (they stay out; "
+            "'agentlake import --allow-purged' imports them again)",
+            highlight=False,
+            soft_wrap=False,
+        )
     if result.index is None:
         console.print(
             "the search index was not updated (--no-index); run 'agentlake index'",
