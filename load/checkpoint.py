@@ -32,6 +32,7 @@ Continuity = Literal[
     "unreadable",
     "corrupt",  # opens, but is not a valid file of its format (a damaged database)
     "not-a-file",  # a FIFO, socket or device: never opened
+    "unauthorized",  # bound to another workspace of the catalog: never opened
 ]
 #: What a source's checkpoint says of it: read up to its offset, or refused (its data kept).
 SourceStatus = Literal["ok", "refused"]

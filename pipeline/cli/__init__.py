@@ -43,10 +43,11 @@ from . import (
     reports,
     search,
     sessions,
+    sources,
     sql,
 )
 
-_COMMANDS = (imports, providers, search, reports, prices, sql, sessions, doctor, audit)
+_COMMANDS = (imports, sources, providers, search, reports, prices, sql, sessions, doctor, audit)
 
 app = typer.Typer(
     add_completion=False,

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from agentlake.errors import ImportStopped
 from agentlake.extract.extract import ExtractBatch, ExtractLimits
 from agentlake.ingest.files import NamedFile, plan_files
-from agentlake.ingest.plan import Plan, make_plan, select_providers
+from agentlake.ingest.plan import Plan, SourceBindings, make_plan, select_providers
 from agentlake.ingest.progress import NullReporter, Reporter
+from agentlake.load.bindings import CatalogBindings
 from agentlake.load.catalog import open_for_read, open_for_write
 from agentlake.load.checkpoint import (
     Checkpoint,
@@ -194,21 +195,27 @@ class ImportResult:
 
 def plan_import(options: ImportOptions) -> Plan:
     """The plan an import would execute, without writing anything."""
-    checkpoints = {}
     if options.catalog.is_file():
         with open_for_read(options.catalog, wait=options.wait) as con:
             checkpoints = load_checkpoints(con, options.workspace)
-    return _plan(options, checkpoints)
+            return _plan(options, checkpoints, CatalogBindings(con, options.workspace))
+    return _plan(options, {}, None)
 
 
-def _plan(options: ImportOptions, checkpoints: Mapping[str, Checkpoint]) -> Plan:
-    """The named files' plan, or discovery's under the home."""
+def _plan(
+    options: ImportOptions,
+    checkpoints: Mapping[str, Checkpoint],
+    bindings: SourceBindings | None,
+) -> Plan:
+    """The named files' plan, or discovery's under the home; a source another workspace
+    holds is refused (``bindings``: none without a catalog)."""
     if options.files:
         return plan_files(
             checkpoints,
             workspace=options.workspace,
             files=options.files,
             restart_refused=options.restart_drifted,
+            bindings=bindings,
         )
     return make_plan(
         checkpoints,
@@ -217,6 +224,7 @@ def _plan(options: ImportOptions, checkpoints: Mapping[str, Checkpoint]) -> Plan
         env=options.env,
         providers=select_providers(options.providers),
         restart_refused=options.restart_drifted,
+        bindings=bindings,
     )
 
 
@@ -233,7 +241,11 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
     duckdb_limit, limits = memory_budget(options.memory_limit, options.limits)
     with open_for_write(options.catalog, wait=options.wait, memory_limit=duckdb_limit) as con:
         writer = CatalogWriter(con, options.workspace, faults=options.faults)
-        plan = _plan(options, load_checkpoints(con, options.workspace))
+        plan = _plan(
+            options,
+            load_checkpoints(con, options.workspace),
+            CatalogBindings(con, options.workspace),
+        )
         reporter.planned(plan)
         import_id = writer.begin_import()
         # Overlapped commits run on one DuckDB thread: the import's own threads (reading,
