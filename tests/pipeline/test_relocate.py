@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pytest
 
+from agentlake.extract.providers import by_id
+from agentlake.ingest.plan import make_plan
 from fixtures.synth import generate_claude_home, generate_demo_home
-from tests.conftest import CliRunner
+from tests.conftest import FIXTURES, CliRunner
 
 from .helpers import scalar, snapshot
 
@@ -311,3 +314,53 @@ def test_released_sources_may_be_imported_by_another_workspace(
     assert (
         f"{held} sources at" in human.stdout and "another workspace may import them" in human.stdout
     )
+
+
+class _Bound:
+    """Bindings where every path is held by workspace ``owner`` except ``free`` ones."""
+
+    def __init__(self, owner: str, free: frozenset[str] = frozenset()) -> None:
+        self.owner, self.free = owner, free
+        self.asked: list[Sequence[tuple[str, str]]] = []
+
+    def released(self) -> frozenset[str]:
+        return frozenset()
+
+    def owners(self, keys: Sequence[tuple[str, str]]) -> Mapping[tuple[str, str], str]:
+        self.asked.append(keys)
+        return {k: self.owner for k in keys if k[1] not in self.free}
+
+
+def test_the_plan_refuses_bound_sources_with_one_lookup(claude_home: Path) -> None:
+    spec = by_id("claude-code")
+    free = str(_transcripts(claude_home)[0])
+    bindings = _Bound("elsewhere", frozenset({free}))
+    plan = make_plan(
+        {}, workspace="here", home=claude_home, env={}, providers=[spec], bindings=bindings
+    )
+    assert len(bindings.asked) == 1 and len(bindings.asked[0]) == len(plan.sources)
+    by_path = {str(s.path): s for s in plan.sources}
+    assert (by_path[free].action, by_path[free].continuity) == ("read", "new")
+    refused = [s for s in plan.sources if str(s.path) != free]
+    assert refused and all(
+        (s.action, s.code, s.pending_bytes, s.checkpoint)
+        == ("refuse", "SOURCE_NOT_AUTHORIZED", 0, None)
+        for s in refused
+    )
+    assert "bound to workspace 'elsewhere'" in (refused[0].message or "")
+    # without a catalog (no bindings) nothing is looked up
+    alone = make_plan({}, workspace="here", home=claude_home, env={}, providers=[spec])
+    assert {s.action for s in alone.sources} == {"read"}
+
+
+def test_a_named_file_is_bound_like_a_discovered_one(
+    cli: CliRunner, tmp_path: Path, catalog: Path
+) -> None:
+    named = tmp_path / "export.jsonl"
+    shutil.copy(FIXTURES / "generic" / "all_record_shapes" / "laptop-export.jsonl", named)
+    args = ("import", "--file", named, "--catalog", catalog, "--no-index", "--json")
+    assert cli(*args, "--workspace", "a").returncode == 0
+    proc = cli(*args, "--workspace", "b")
+    assert proc.returncode == 1
+    (source,) = json.loads(proc.stdout)["sources"]
+    assert source["status"] == "refused" and "bound to workspace 'a'" in source["message"]
