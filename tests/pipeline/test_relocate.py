@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -97,6 +98,23 @@ def test_a_moved_home_keeps_its_sources_and_the_next_import_reads_nothing(
     assert {m["position_kind"] for m in dry["moves"]} == {"byte-offset", "document", "sqlite"}
     assert _sources(catalog) == before_ids  # a dry run changes nothing
     assert _audit(catalog, "relocate") == []
+
+    # A document whose content differs, a database that is neither the same file nor a
+    # copy with the same size and time: each refuses the relocation.
+    by_kind = {m["position_kind"]: Path(m["new_path"]) for m in dry["moves"]}
+    for kind, why in (("document", "content differs"), ("sqlite", "neither the same file")):
+        path = by_kind[kind]
+        saved, st = path.read_bytes(), path.stat()
+        if kind == "document":
+            path.write_bytes(saved.replace(b'"', b"'", 1))
+        else:
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        proc = cli("sources", "relocate", old, new, "--catalog", catalog)
+        assert proc.returncode == 2 and why in proc.stderr, proc.stderr
+        assert str(path) in " ".join(proc.stderr.split())
+        path.write_bytes(saved)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert _sources(catalog) == before_ids
 
     code, moved, stderr = _run(cli, "sources", "relocate", old, new, "--catalog", catalog)
     assert code == 0, stderr
