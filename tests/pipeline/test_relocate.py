@@ -382,3 +382,16 @@ def test_a_named_file_is_bound_like_a_discovered_one(
     assert proc.returncode == 1
     (source,) = json.loads(proc.stdout)["sources"]
     assert source["status"] == "refused" and "bound to workspace 'a'" in source["message"]
+
+
+def test_a_relocation_onto_another_workspaces_sources_is_refused(
+    cli: CliRunner, claude_home: Path, tmp_path: Path, catalog: Path
+) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(claude_home, copy)
+    assert _import(cli, claude_home, catalog, "a")["exit"] == 0
+    assert _import(cli, copy, catalog, "b")["exit"] == 0
+    before = snapshot(catalog, ("sources",))
+    proc = cli("sources", "relocate", copy, claude_home, "--catalog", catalog, "--workspace", "b")
+    assert proc.returncode == 2 and "bound to workspace 'a'" in proc.stderr
+    assert snapshot(catalog, ("sources",)) == before
