@@ -33,6 +33,7 @@ Continuity = Literal[
     "corrupt",  # opens, but is not a valid file of its format (a damaged database)
     "not-a-file",  # a FIFO, socket or device: never opened
     "over-limit",  # past a ceiling (records, bytes, document size, join state)
+    "unauthorized",  # bound to another workspace of the catalog: never opened
 ]
 #: What a source's checkpoint says of it: read up to its offset, or refused (its data kept).
 SourceStatus = Literal["ok", "refused"]

@@ -30,6 +30,7 @@ SourceErrorCode = Literal[
     "SOURCE_CORRUPT",  # opens, but is not what its format says (a damaged database)
     "NOT_A_FILE",  # a FIFO, socket or device where a transcript was expected
     "RESOURCE_LIMIT_EXCEEDED",  # past a ceiling: records, bytes, document size, join state
+    "SOURCE_NOT_AUTHORIZED",  # bound to another workspace of the catalog
 ]
 
 
@@ -58,6 +59,9 @@ REMEDIES: Final[Mapping[str, str]] = {
     "RESOURCE_LIMIT_EXCEEDED": "its imported prefix is kept; raise the ceiling named (an "
     "'agentlake import' option, or its key in the config file's [import] table) and the "
     "next import continues from its checkpoint; every import checks it again",
+    "SOURCE_NOT_AUTHORIZED": "import it in the workspace it is bound to, or release it "
+    "there ('agentlake sources release PATH --workspace OWNER') so that this workspace may "
+    "import it",
 }
 
 

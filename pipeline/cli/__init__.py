@@ -44,10 +44,23 @@ from . import (
     reports,
     search,
     sessions,
+    sources,
     sql,
 )
 
-_COMMANDS = (imports, providers, search, reports, prices, sql, sessions, purge, doctor, audit)
+_COMMANDS = (
+    imports,
+    sources,
+    providers,
+    search,
+    reports,
+    prices,
+    sql,
+    sessions,
+    purge,
+    doctor,
+    audit,
+)
 
 app = typer.Typer(
     add_completion=False,

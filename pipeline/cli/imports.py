@@ -1,5 +1,5 @@
-"""``agentlake import``, ``index`` and ``sources``: the commands that plan, import and
-publish (the writer's side)."""
+"""``agentlake import`` and ``index``: the commands that plan, import and publish (the
+writer's side); ``agentlake sources`` (cli/sources.py) prints the plan as they do."""
 
 import os
 import sys
@@ -25,7 +25,6 @@ def register(app: typer.Typer) -> None:
     """Add this module's commands to ``app``."""
     app.command("import")(import_)
     app.command()(index)
-    app.command()(sources)
 
 
 class _BarReporter:
@@ -88,7 +87,7 @@ def _import_reporting(options: "ImportOptions", mode: ProgressMode) -> "ImportRe
         return run_import(options, _BarReporter(progress))
 
 
-def _warn_roots(plan: "Plan") -> None:
+def warn_roots(plan: "Plan") -> None:
     from .consoles import err
 
     for root in plan.roots:
@@ -99,7 +98,7 @@ def _warn_roots(plan: "Plan") -> None:
                   "(--format names it)", highlight=False)  # fmt: skip
 
 
-def _print_plan(plan: "Plan") -> None:
+def print_plan(plan: "Plan") -> None:
     from .consoles import err, out
     from .render.imports import render_plan
 
@@ -282,11 +281,11 @@ def import_(
         )
         if dry_run:
             plan = plan_import(options)
-            _warn_roots(plan)
-            print_json(plan.to_json()) if json else _print_plan(plan)
+            warn_roots(plan)
+            print_json(plan.to_json()) if json else print_plan(plan)
             return 0
         result = _import_with_progress(options, progress)
-        _warn_roots(result.plan)
+        warn_roots(result.plan)
         from .consoles import err, out
         from .render.imports import render_problems, render_summary
 
@@ -334,34 +333,5 @@ def index(
             "the search index is up to date",
             highlight=False,
         )
-
-    guard(debug, action)
-
-
-def sources(
-    home: HomeOpt = None,
-    provider: ProviderOpt = None,
-    catalog: CatalogOpt = None,
-    workspace: WorkspaceOpt = None,
-    json: JsonOpt = False,
-    debug: DebugOpt = False,
-) -> None:
-    """What discovery sees and what the planner would do with each source."""
-    from agentlake.config import default_home
-    from agentlake.ingest.run import ImportOptions, plan_import
-
-    from .output import catalog_path, print_json, workspace_name
-
-    def action() -> None:
-        options = ImportOptions(
-            catalog=catalog_path(catalog),
-            workspace=workspace_name(workspace),
-            home=(home or default_home()).expanduser(),
-            env=dict(os.environ),
-            providers=tuple(provider or ()),
-        )
-        plan = plan_import(options)
-        _warn_roots(plan)
-        print_json(plan.to_json()) if json else _print_plan(plan)
 
     guard(debug, action)

@@ -24,12 +24,14 @@ from agentlake.extract.extract import ExtractBatch, ExtractLimits
 from agentlake.ingest.files import NamedFile, plan_files
 from agentlake.ingest.plan import (
     Plan,
+    SourceBindings,
     make_plan,
     purged_sources,
     restart_sources,
     select_providers,
 )
 from agentlake.ingest.progress import NullReporter, Reporter
+from agentlake.load.bindings import CatalogBindings
 from agentlake.load.catalog import open_for_read, open_for_write
 from agentlake.load.checkpoint import (
     Checkpoint,
@@ -209,33 +211,38 @@ class ImportResult:
 
 def plan_import(options: ImportOptions) -> Plan:
     """The plan an import would execute, without writing anything."""
-    checkpoints = {}
-    purged: frozenset[str] = frozenset()
     if options.catalog.is_file():
         with open_for_read(options.catalog, wait=options.wait) as con:
             checkpoints = load_checkpoints(con, options.workspace)
-            if options.allow_purged:
-                purged = purged_sources(con, options.workspace)
-    return _plan(options, checkpoints, purged)
+            purged = purged_sources(con, options.workspace) if options.allow_purged else frozenset()
+            return _plan(options, checkpoints, CatalogBindings(con, options.workspace), purged)
+    return _plan(options, {}, None)
 
 
 def _plan(
     options: ImportOptions,
     checkpoints: Mapping[str, Checkpoint],
+    bindings: SourceBindings | None,
     purged: frozenset[str] = frozenset(),
 ) -> Plan:
-    """The named files' plan, or discovery's under the home; with ``purged`` (the
-    sources of purged sessions, when the run allows them back) re-read from byte 0."""
-    return restart_sources(_discovered_plan(options, checkpoints), purged)
+    """The named files' plan, or discovery's under the home; a source another workspace
+    holds is refused (``bindings``: none without a catalog); with ``purged`` (the sources
+    of purged sessions, when the run allows them back) re-read from byte 0."""
+    return restart_sources(_discovered_plan(options, checkpoints, bindings), purged)
 
 
-def _discovered_plan(options: ImportOptions, checkpoints: Mapping[str, Checkpoint]) -> Plan:
+def _discovered_plan(
+    options: ImportOptions,
+    checkpoints: Mapping[str, Checkpoint],
+    bindings: SourceBindings | None,
+) -> Plan:
     if options.files:
         return plan_files(
             checkpoints,
             workspace=options.workspace,
             files=options.files,
             restart_refused=options.restart_drifted,
+            bindings=bindings,
         )
     return make_plan(
         checkpoints,
@@ -244,6 +251,7 @@ def _discovered_plan(options: ImportOptions, checkpoints: Mapping[str, Checkpoin
         env=options.env,
         providers=select_providers(options.providers),
         restart_refused=options.restart_drifted,
+        bindings=bindings,
     )
 
 
@@ -264,7 +272,12 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
             actor=actor_name(options.env) if options.allow_purged else "",
         )  # fmt: skip
         purged = purged_sources(con, options.workspace) if options.allow_purged else frozenset()
-        plan = _plan(options, load_checkpoints(con, options.workspace), purged)
+        plan = _plan(
+            options,
+            load_checkpoints(con, options.workspace),
+            CatalogBindings(con, options.workspace),
+            purged,
+        )
         reporter.planned(plan)
         import_id = writer.begin_import()
         # Overlapped commits run on one DuckDB thread: the import's own threads (reading,

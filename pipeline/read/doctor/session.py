@@ -15,6 +15,7 @@ from agentlake.errors import RESTART_REMEDY as _RESTART
 from agentlake.extract.providers import ProviderSpec, by_id
 from agentlake.extract.sources import HEAD_BYTES, head_mentions, walk_unowned
 from agentlake.ingest.plan import Plan, PlannedSource, make_plan, select_providers
+from agentlake.load.bindings import CatalogBindings
 from agentlake.load.catalog import open_for_read
 from agentlake.load.checkpoint import Checkpoint, load_checkpoints
 from agentlake.read.names import MIN_PREFIX
@@ -70,6 +71,7 @@ def explain_session(
             plan = make_plan(
                 load_checkpoints(con, workspace),
                 workspace=workspace, home=home, env=env, providers=[by_id(str(provider))],
+                bindings=CatalogBindings(con, workspace),
             )  # fmt: skip
             return _found(
                 con, workspace, needle, str(provider), str(sid), bool(in_sessions), plan
@@ -90,7 +92,10 @@ def explain_session(
                 matches=ids,
             )
         checkpoints = load_checkpoints(con, workspace)
-        plan = make_plan(checkpoints, workspace=workspace, home=home, env=env, providers=specs)
+        plan = make_plan(
+            checkpoints, workspace=workspace, home=home, env=env, providers=specs,
+            bindings=CatalogBindings(con, workspace),
+        )  # fmt: skip
         mentioned = _mentions(plan, needle)
         rejects = _source_rejects(
             con, workspace, [s.source_id for s, _ in mentioned if s.source_id in checkpoints]
