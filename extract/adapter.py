@@ -65,6 +65,13 @@ class FormatDrift(ValueError):
     """The input declares a major format version the adapter does not know."""
 
 
+class StateLimitExceeded(ValueError):
+    """The adapter's join state (ids it must remember to pair records, e.g. the open tool
+    calls of a turn) reached its cap, :attr:`SourceContext.max_open_ids`: raised before
+    any row of the record is emitted, it refuses the source (``RESOURCE_LIMIT_EXCEEDED``)
+    with what came before kept, instead of forgetting ids and pairing wrongly."""
+
+
 class NotThisFormat(ValueError):
     """A file named in a format it is not in (an export whose header is missing or
     wrong): the whole source is refused as corrupt, nothing of it written."""
@@ -75,13 +82,15 @@ class SourceContext:
     """Per-source state an adapter keeps while mapping one file.
 
     ``session_id``/``parent_session_id`` come from ``locate``; ``memo`` is the adapter's
-    persisted scratch space (JSON-serializable).
+    persisted scratch space (JSON-serializable); ``max_open_ids`` caps the ids of its
+    join state (:class:`StateLimitExceeded`), set by the runner from its limits.
     """
 
     source: SourceFile
     session_id: str
     parent_session_id: str | None = None
     memo: dict[str, Any] = field(default_factory=dict)
+    max_open_ids: int = 10_000
 
 
 class LineAdapter(Protocol):

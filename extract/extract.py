@@ -27,23 +27,54 @@ from .adapter import (
     LineAdapter,
     NotThisFormat,
     SourceContext,
+    StateLimitExceeded,
     TextDocumentAdapter,
     UnknownRecord,
     one_snapshot,
 )
 from .digests import bytes_digest
-from .jsonl import LineBatch, RecordLimits, Reject, parse_line, read_lines, take_lines
+from .jsonl import (
+    LineBatch,
+    RecordLimits,
+    Reject,
+    line_within,
+    parse_line,
+    read_lines,
+    take_lines,
+)
 from .providers import ProviderSpec
 from .rows import RawTables, RowSink
 from .sources import NotARegularFile, SourceFile, open_regular
 from .stores import StoreWentBack, read_store
 
 MiB: Final = 1024 * 1024
+GiB: Final = 1024 * MiB
+
+# The option and config key that raise each ceiling, named in its refusal.
+_RAISE: Final = {
+    "records": "--source-records-ceiling (config: source_records_ceiling)",
+    "bytes": "--source-bytes-ceiling (config: source_bytes_ceiling)",
+    "document": "--max-document-bytes (config: max_document_bytes)",
+    "open": "--max-open-ids (config: max_open_ids)",
+}
 
 
 @dataclass(frozen=True, slots=True)
 class ExtractLimits:
-    """Bounds of one extraction: per-record ceilings, batch size, per-run source ceilings."""
+    """Bounds of one extraction: per-record ceilings, batch size, per-run source ceilings
+    (``max_*_per_source``: the rest is pending for the next run) and the ceilings that
+    refuse a source (``RESOURCE_LIMIT_EXCEEDED``, what came before kept):
+
+    * ``source_records``/``source_bytes`` — what a source may hold in one generation: an
+      append-only file counts every record and byte committed since byte 0 of its
+      generation; a document or database read whole counts what one read holds (bytes:
+      documents only; a database is read by queries, not parsed whole). ``None``: none.
+    * ``max_document_bytes`` — one JSON (or text) document, parsed whole in memory (about
+      ten times its size as Python objects): 64 MiB keeps that within the default 1 GiB
+      run; the largest real transcript documents are a few MiB.
+    * ``max_open_ids`` — the ids an adapter's join state holds at once
+      (:class:`~.adapter.StateLimitExceeded`).
+    """
 
     record: RecordLimits = field(default_factory=RecordLimits)
     batch_lines: int = 50_000
@@ -51,7 +82,10 @@ class ExtractLimits:
     chunk_bytes: int = MiB
     max_records_per_source: int | None = None
     max_bytes_per_source: int | None = None
-    max_document_bytes: int = 256 * MiB
+    max_document_bytes: int = 64 * MiB
+    source_records: int | None = 1_000_000
+    source_bytes: int | None = GiB
+    max_open_ids: int = 10_000
 
 
 @dataclass(slots=True)
@@ -90,24 +124,28 @@ def extract_source(
     stop: int,
     limits: ExtractLimits = ExtractLimits(),
     state: str | None = None,
+    committed_records: int = 0,
 ) -> Iterator[ExtractBatch]:
     """Yield the batches of ``source`` that the plan asked for.
 
     A ``byte-offset`` source is read from ``start`` up to the last newline before
     ``stop``, honouring the per-run ceilings; ``document`` and ``sqlite`` sources are
     read whole, in one batch. ``state`` is the adapter memo saved with the checkpoint at
-    ``start``. Raises :class:`SourceError` (after yielding any clean prefix) when the
-    input declares an unknown major format version.
+    ``start``, ``committed_records`` the records its generation holds up to ``start``.
+    Raises :class:`SourceError` (after yielding any clean prefix) when the input declares
+    an unknown major format version or the source reaches a ceiling of ``limits``.
     """
     fmt = spec.format_of(source)
     ctx = fmt.adapter.locate(source)
+    ctx.max_open_ids = limits.max_open_ids
     if state:
         ctx.memo.update(orjson.loads(state))
     try:
         if source.position_kind == "byte-offset":
             yield from _extract_lines(
-                cast(LineAdapter, fmt.adapter), ctx, source, start, stop, limits
-            )
+                cast(LineAdapter, fmt.adapter), ctx, source, start, stop, limits,
+                committed_records,
+            )  # fmt: skip
         elif source.position_kind == "document" and hasattr(fmt.adapter, "map_record"):
             yield from _extract_line_document(cast(LineAdapter, fmt.adapter), ctx, source, limits)
         elif source.position_kind == "document":
@@ -115,7 +153,9 @@ def extract_source(
                 cast(DocumentAdapter | TextDocumentAdapter, fmt.adapter), ctx, source, limits
             )
         else:
-            yield from _extract_database(cast(DatabaseAdapter, fmt.adapter), ctx, source)
+            yield from _extract_database(cast(DatabaseAdapter, fmt.adapter), ctx, source, limits)
+    except StateLimitExceeded as exc:
+        raise _over(source, f"{exc}; nothing of it from there on was read", "open") from None
     except FormatDrift as drift:
         raise SourceError(
             "SCHEMA_DRIFT",
@@ -138,6 +178,42 @@ def _refused(code: SourceErrorCode, source: SourceFile, what: str) -> SourceErro
     return SourceError(code, str(source.path), f"{what}; {REMEDIES[code]}")
 
 
+def _over(source: SourceFile, what: str, ceiling: str) -> SourceError:
+    """The refusal of a source past a ceiling, naming the option that raises it. The
+    message depends only on the ceiling and the checkpoint, so a source refused again at
+    the same place is *still refused*, not new."""
+    return _refused("RESOURCE_LIMIT_EXCEEDED", source, f"{what} (raise {_RAISE[ceiling]})")
+
+
+def _check_whole(source: SourceFile, records: int, limits: ExtractLimits) -> None:
+    """Refuse a document or database whose one read holds more records than the ceiling."""
+    if limits.source_records is not None and records > limits.source_records:
+        raise _over(
+            source,
+            f"one read of it holds more than its ceiling of {limits.source_records:,} "
+            "records; nothing of this read was written",
+            "records",
+        )
+
+
+def _check_document(source: SourceFile, limits: ExtractLimits) -> None:
+    """Refuse a document over a size ceiling before reading it: never an unbounded parse."""
+    size = source.size
+    if size > limits.max_document_bytes:
+        raise _over(
+            source,
+            f"document larger than the ceiling of one document "
+            f"({limits.max_document_bytes:,} bytes); it was not parsed",
+            "document",
+        )
+    if limits.source_bytes is not None and size > limits.source_bytes:
+        raise _over(
+            source,
+            f"document larger than its ceiling of {limits.source_bytes:,} bytes; it was not parsed",
+            "bytes",
+        )
+
+
 def _extract_lines(
     adapter: LineAdapter,
     ctx: SourceContext,
@@ -145,10 +221,53 @@ def _extract_lines(
     start: int,
     stop: int,
     limits: ExtractLimits,
+    committed_records: int = 0,
 ) -> Iterator[ExtractBatch]:
+    """The lines of ``[start, stop)`` in batches. An append-only file's generation
+    begins at byte 0, so ``start`` is the bytes it holds; at its records or bytes ceiling
+    the file is read no further and, when a complete line is left past it, refused."""
+    end = stop
     if limits.max_bytes_per_source is not None:
         stop = min(stop, start + limits.max_bytes_per_source)
+    at_bytes = limits.source_bytes is not None and stop > limits.source_bytes
+    if at_bytes:
+        stop = max(start, cast(int, limits.source_bytes))
     budget = limits.max_records_per_source
+    left = None  # records the ceiling leaves this generation
+    if limits.source_records is not None:
+        left = max(0, limits.source_records - committed_records)
+        budget = left if budget is None else min(budget, left)
+    offset, read = start, 0
+    if budget != 0 and stop > start:
+        for batch in _read_lines(adapter, ctx, source, start, stop, limits, budget):
+            yield batch
+            offset, read = batch.end_offset, read + batch.records
+    if left is not None and read >= left and line_within(source.path, offset, end):
+        raise _over(
+            source,
+            f"reached its ceiling of {limits.source_records:,} records in this generation; "
+            f"nothing past byte {offset:,} was read",
+            "records",
+        )
+    if at_bytes and (budget is None or read < budget) and line_within(source.path, offset, end):
+        raise _over(
+            source,
+            f"reached its ceiling of {limits.source_bytes:,} bytes in this generation; "
+            f"nothing past byte {offset:,} was read",
+            "bytes",
+        )
+
+
+def _read_lines(
+    adapter: LineAdapter,
+    ctx: SourceContext,
+    source: SourceFile,
+    start: int,
+    stop: int,
+    limits: ExtractLimits,
+    budget: int | None,
+) -> Iterator[ExtractBatch]:
+    """The batches of ``[start, stop)``, ending before the record past ``budget``."""
     lines = read_lines(
         source.path,
         start=start,
@@ -187,18 +306,8 @@ def _extract_document(
     """A whole JSON document, parsed once (or a text document, decoded once); a bad
     document is one reject covering it."""
     sink, outcomes, rejects = RowSink(), Counter[str](), list[Reject]()
+    _check_document(source, limits)
     size = source.size
-    if size > limits.max_document_bytes:
-        rejects.append(
-            Reject(
-                0,
-                size,
-                "OVERSIZED",
-                f"document of {size} bytes exceeds {limits.max_document_bytes}",
-            )
-        )
-        yield _whole(source, sink, ctx, outcomes, rejects)
-        return
     with open_regular(source.path) as fh:
         data = fh.read(size)
     # The checkpoint keys the document by the digest of the bytes parsed here.
@@ -224,6 +333,7 @@ def _extract_document(
             sink = RowSink()
             rejects.append(Reject(0, len(data), "INVALID_RECORD", str(exc)[:200]))
             outcomes["invalid"] += 1
+    _check_whole(source, sum(outcomes.values()), limits)
     yield _whole(source, sink, ctx, outcomes, rejects, digest)
 
 
@@ -233,13 +343,10 @@ def _extract_line_document(
     """A JSONL file rewritten in place, read whole in one batch (keyed by its content
     digest, like a JSON document): each line is mapped and classified as in a byte-offset
     source. A last line without a newline is part of the document (the file is written
-    whole). A line declaring an unknown major version refuses the whole file."""
+    whole). A line declaring an unknown major version, or a ceiling reached, refuses the
+    whole file."""
+    _check_document(source, limits)
     size = source.size
-    if size > limits.max_document_bytes:
-        detail = f"document of {size} bytes exceeds {limits.max_document_bytes}"
-        rejects = [Reject(0, size, "OVERSIZED", detail)]
-        yield _whole(source, RowSink(), ctx, Counter[str](), rejects)
-        return
     with open_regular(source.path) as fh:
         data = fh.read(size)
     lines = LineBatch(limits=limits.record)
@@ -257,6 +364,7 @@ def _extract_line_document(
     batch, drift = _map_chunk(adapter, ctx, source, lines)
     if drift is not None:
         raise drift  # nothing of the document is written
+    _check_whole(source, batch.records, limits)
     if isinstance(adapter, DocumentEnd):
         adapter.end_document(ctx, batch.rows)
         batch.state = orjson.dumps(ctx.memo).decode()
@@ -286,7 +394,10 @@ def _map_text(
 
 
 def _extract_database(
-    adapter: DatabaseAdapter, ctx: SourceContext, source: SourceFile
+    adapter: DatabaseAdapter,
+    ctx: SourceContext,
+    source: SourceFile,
+    limits: ExtractLimits = ExtractLimits(),
 ) -> Iterator[ExtractBatch]:
     """A SQLite database opened read-only (``mode=ro``); the adapter runs its queries,
     all in one read transaction (:func:`one_snapshot`), incrementally where it can
@@ -314,6 +425,7 @@ def _extract_database(
         raise _refused("SOURCE_CORRUPT", source, f"not a valid SQLite database ({exc})") from None
     finally:
         con.close()
+    _check_whole(source, sum(outcomes.values()), limits)
     yield _whole(source, sink, ctx, outcomes, rejects)
 
 
@@ -323,15 +435,15 @@ def _map_chunk(
     source: SourceFile,
     chunk: LineBatch,
     budget: int | None = None,
-) -> tuple[ExtractBatch, FormatDrift | None]:
+) -> tuple[ExtractBatch, FormatDrift | StateLimitExceeded | None]:
     """Parse and map the lines of ``chunk`` one at a time. The batch ends before the
     record past ``budget`` records, or before a record that declares an unknown format
-    (the drift is returned with the batch)."""
+    or fills the adapter's join state (the exception is returned with the batch)."""
     sink = RowSink()
     outcomes: Counter[str] = Counter()
     new_rejects: list[Reject] = []
     map_record = adapter.map_record
-    drift: FormatDrift | None = None
+    drift: FormatDrift | StateLimitExceeded | None = None
     end: int | None = None  # where the batch is cut short, if it is
     records = unparsed = 0
     for record, offset, length in chunk.parsed():
@@ -345,7 +457,7 @@ def _map_chunk(
         outcome: str
         try:
             outcome = map_record(record, offset, ctx, sink)
-        except FormatDrift as exc:
+        except (FormatDrift, StateLimitExceeded) as exc:
             drift, end = exc, offset
             break
         except InvalidRecord as exc:

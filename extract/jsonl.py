@@ -257,3 +257,21 @@ def take_lines(lines: list[bytes], offset: int, batch: LineBatch) -> int:
     batch.lines += len(lines)
     batch.end_offset = offset
     return offset
+
+
+def line_within(path: Path, start: int, stop: int, chunk: int = 64 * 1024) -> bool:
+    """Whether ``path`` holds a newline in ``[start, stop)``: a complete line to read
+    there (``False`` when it cannot be read now: the read itself will say why)."""
+    try:
+        with open_regular(path) as handle:
+            handle.seek(start)
+            while start < stop:
+                data = handle.read(min(chunk, stop - start))
+                if not data:
+                    return False
+                if b"\n" in data:
+                    return True
+                start += len(data)
+    except OSError:
+        return False
+    return False

@@ -10,7 +10,7 @@ import hashlib
 import os
 import stat
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import attrgetter
 from pathlib import Path
 from typing import BinaryIO, Final, Literal, Protocol
@@ -74,6 +74,13 @@ class SourceFile:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "source_id", source_id_for(self.provider, self.path))
+
+    def known_as(self, source_id: str) -> SourceFile:
+        """This file under the id its checkpoint already has: a relocated source keeps
+        the id it was first imported under (``agentlake sources relocate``)."""
+        copy = replace(self)
+        object.__setattr__(copy, "source_id", source_id)
+        return copy
 
 
 @dataclass(frozen=True, slots=True)

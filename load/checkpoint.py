@@ -32,6 +32,8 @@ Continuity = Literal[
     "unreadable",
     "corrupt",  # opens, but is not a valid file of its format (a damaged database)
     "not-a-file",  # a FIFO, socket or device: never opened
+    "over-limit",  # past a ceiling (records, bytes, document size, join state)
+    "unauthorized",  # bound to another workspace of the catalog: never opened
 ]
 #: What a source's checkpoint says of it: read up to its offset, or refused (its data kept).
 SourceStatus = Literal["ok", "refused"]
@@ -60,6 +62,7 @@ class Checkpoint:
     refusal: str | None
     adapter_state: str | None = None
     version: int = CHECKPOINT_VERSION
+    records: int = 0  # records committed in this generation (the records ceiling's count)
 
 
 def load_checkpoints(con: duckdb.DuckDBPyConnection, workspace: str) -> dict[str, Checkpoint]:
@@ -67,7 +70,7 @@ def load_checkpoints(con: duckdb.DuckDBPyConnection, workspace: str) -> dict[str
     rows = con.execute(
         """SELECT source_id, provider, path, device, inode, size_bytes, mtime_ns, committed_offset,
                   prefix_digest, generation, adapter_version, policy_version, status, continuity,
-                  refusal, adapter_state, checkpoint_version
+                  refusal, adapter_state, checkpoint_version, records
            FROM sources WHERE workspace = ?""",
         [workspace],
     ).fetchall()

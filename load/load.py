@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -38,6 +38,8 @@ class CommitResult:
     new_events: int
     new_usage: int
     rejects: int
+    # Rows read but not written because their session was purged (purge_revocations).
+    withheld: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,14 +95,32 @@ class CatalogWriter:
     before a batch's transaction begins, ``after-data`` once its rows are written but
     before it commits; ``index`` is the publish step's (agentlake.load.publish).
 
+    Rows of a purged session (``purge_revocations``) are withheld: never written, counted
+    per source (:class:`CommitResult`), and the sources they came from added to the
+    revocation, as is the revocation of a new session whose parent is purged. With
+    ``allow_purged`` nothing is withheld and the revocation of every session a commit
+    writes is dropped, with an audit row (``release``) naming ``actor``.
+
     A commit never touches the search index: it records the events it withdraws
     (``search_withdrawn``) for the publish step, which runs after the commits."""
 
     def __init__(
-        self, con: duckdb.DuckDBPyConnection, workspace: str, *, faults: FaultHook | None = None
+        self,
+        con: duckdb.DuckDBPyConnection,
+        workspace: str,
+        *,
+        faults: FaultHook | None = None,
+        allow_purged: bool = False,
+        actor: str = "",
     ) -> None:
         self.con = con
         self.workspace = workspace
+        self.allow_purged = allow_purged
+        self.actor = actor  # who runs the import: named in the audit rows it writes
+        # (provider, session id) -> the operation id of its purge: the revoked sessions,
+        # read as the import begins (only a commit of this import, under the writer
+        # lock, adds to them meanwhile).
+        self._revoked: dict[tuple[str, str], str] = {}
         self._fault: FaultHook = faults or (lambda point: None)
         # Whether the workspace held sessions when this import began: only those can
         # have values of an earlier import to keep in `session_versions`.
@@ -132,6 +152,12 @@ class CatalogWriter:
                 "SELECT EXISTS (SELECT 1 FROM sessions WHERE workspace = ?)", [self.workspace]
             ).fetchone()
             self._earlier_sessions = bool(held and held[0])
+            revoked = con.execute(
+                "SELECT provider, session_id, operation_id FROM purge_revocations "
+                "WHERE workspace = ?",
+                [self.workspace],
+            ).fetchall()
+            self._revoked = {(str(p), str(s)): str(o) for p, s, o in revoked}
         return import_id
 
     def _session_script(self, name: str) -> str:
@@ -178,6 +204,12 @@ class CatalogWriter:
             "batch_rejects": _rejects_table(pieces),
             "batch_sources": _sources_table(pieces, self.workspace, import_id),
         }
+        withheld: dict[str, int] = {}
+        if data and self._revoked and not self.allow_purged:
+            data, withheld_rows = withhold(data, self._revoked)
+            if withheld_rows.num_rows:
+                tables["batch_withheld"] = withheld_rows
+                withheld = _withheld_counts(withheld_rows)
         if data:
             tables["batch_events"] = batch_events(data)
             tables["batch_usage"] = pa.concat_tables([r.usage for r in data])
@@ -227,6 +259,10 @@ class CatalogWriter:
                         sql.query("insert_rate_limits"), tables["batch_rate_limits"]
                     )
                     run_script(con, limits_sql, params)
+            if "batch_withheld" in tables:
+                run_script(con, sql.query("purge_withhold"), params)
+            if data and self.allow_purged:
+                run_script(con, sql.query("purge_allow"), {**params, "actor": self.actor})
             if forgot:
                 con.execute(";\n".join(let_go))
             if tables["batch_rejects"].num_rows:
@@ -247,7 +283,15 @@ class CatalogWriter:
                 new_events.get(sid, 0),
                 new_usage.get(sid, 0),
                 len(piece.rejects) + (prior.rejects if prior else 0),
+                withheld.get(sid, 0),
             )
+        if "batch_withheld" in tables:
+            for row in (
+                tables["batch_withheld"]
+                .select(["provider", "session_id", "operation_id"])
+                .to_pylist()
+            ):
+                self._revoked[(row["provider"], row["session_id"])] = row["operation_id"]
         return results
 
     def _held_sessions(self, retractions: pa.Table) -> list[str]:
@@ -322,6 +366,86 @@ class CatalogWriter:
             for name in missing:
                 self.con.execute(f"CREATE INDEX {name} ON {BULK_INDEXES[name]}")
         return time.perf_counter() - started
+
+
+_WITHHELD_SCHEMA = pa.schema(
+    [
+        ("provider", pa.string()),
+        ("session_id", pa.string()),
+        ("operation_id", pa.string()),
+        ("source_id", pa.string()),
+        ("rows", pa.int64()),
+    ]
+)
+
+
+def withhold(
+    data: list[CatalogRows], revoked: dict[tuple[str, str], str]
+) -> tuple[list[CatalogRows], pa.Table]:
+    """``data`` without the rows of ``revoked`` sessions, nor of the sessions a batch
+    names as their children (a sub-agent of a purged session, transitively), and the
+    rows withheld: per (provider, session, its purge's operation id, source), how many
+    events, calls and rate-limit snapshots."""
+    import pyarrow.compute as pc
+
+    revoked = dict(revoked)
+    for rows in data:  # children of revoked sessions, to a fixpoint
+        links = rows.sessions.select(["provider", "session_id", "parent_session_id"]).to_pylist()
+        grew = True
+        while grew:
+            grew = False
+            for link in links:
+                key = (link["provider"], link["session_id"])
+                parent = revoked.get((link["provider"], link["parent_session_id"]))
+                if parent is not None and key not in revoked:
+                    revoked[key] = parent
+                    grew = True
+    text = pa.large_string()
+    keys = pa.array(sorted(f"{p}\x1f{s}" for p, s in revoked), text)
+    gap = pa.scalar("\x1f", text)
+
+    def held(table: pa.Table) -> pa.Array:
+        provider, session = (table[c].cast(text) for c in ("provider", "session_id"))
+        key = pc.binary_join_element_wise(provider, session, gap)
+        return pc.fill_null(pc.is_in(key, value_set=keys), False)
+
+    counted: dict[tuple[str, str, str], int] = {}
+    kept: list[CatalogRows] = []
+    for rows in data:
+        parts = {}
+        for name in ("events", "usage", "sessions", "rate_limits"):
+            table: pa.Table = getattr(rows, name)
+            if not table.num_rows:
+                parts[name] = table
+                continue
+            mask = held(table)
+            if name != "sessions":
+                for r in (
+                    table.filter(mask).select(["provider", "session_id", "source_id"]).to_pylist()
+                ):
+                    at = (r["provider"], r["session_id"], r["source_id"])
+                    counted[at] = counted.get(at, 0) + 1
+            parts[name] = table.filter(pc.invert(mask))
+        kept.append(replace(rows, **parts))
+    out = [
+        {
+            "provider": p,
+            "session_id": s,
+            "operation_id": revoked[(p, s)],
+            "source_id": src,
+            "rows": n,
+        }
+        for (p, s, src), n in sorted(counted.items())
+    ]
+    return kept, pa.Table.from_pylist(out, schema=_WITHHELD_SCHEMA)
+
+
+def _withheld_counts(withheld: pa.Table) -> dict[str, int]:
+    """Rows withheld per source id."""
+    counts: dict[str, int] = {}
+    for r in withheld.select(["source_id", "rows"]).to_pylist():
+        counts[r["source_id"]] = counts.get(r["source_id"], 0) + int(r["rows"])
+    return counts
 
 
 def batch_events(data: list[CatalogRows]) -> pa.Table:

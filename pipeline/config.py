@@ -1,5 +1,5 @@
 """Where the catalog lives, which workspace a command acts on, and the user's config file
-(``config.toml``: user price overrides).
+(``config.toml``: user price overrides, the import's ceilings).
 
 Every command reads this module before it runs, so it imports no more than it needs to
 name a catalog: the price overrides (and DuckDB with them) load when a file declares some."""
@@ -98,11 +98,7 @@ def price_overrides_from_config(env: Mapping[str, str] | None = None) -> PriceOv
     from agentlake.load.price_overrides import load_price_overrides, parse_price_models, read_toml
 
     doc = read_toml(path, what="config file")
-    for section in doc:
-        if section != "prices":
-            raise ConfigurationError(
-                f"{path}: unknown config section [{section}]; this agentlake reads [prices]"
-            )
+    _check_sections(path, doc)
     prices = doc.get("prices")
     if prices is None:
         return None
@@ -124,6 +120,72 @@ def price_overrides_from_config(env: Mapping[str, str] | None = None) -> PriceOv
     if not found:
         return None
     return found[0] if len(found) == 1 else found[0].merged(found[1])
+
+
+_SECTIONS: Final = ("prices", "import")
+
+
+def _check_sections(path: Path, doc: Mapping[str, object]) -> None:
+    for section in doc:
+        if section not in _SECTIONS:
+            raise ConfigurationError(
+                f"{path}: unknown config section [{section}]; this agentlake reads [prices] "
+                "and [import]"
+            )
+
+
+# ``[import]`` keys of the config file -> the ExtractLimits field each sets, and whether
+# its value is a count or a size ("1GiB" or bytes).
+IMPORT_KEYS: Final = {
+    "source_records_ceiling": ("source_records", "count"),
+    "source_bytes_ceiling": ("source_bytes", "size"),
+    "max_document_bytes": ("max_document_bytes", "size"),
+    "max_open_ids": ("max_open_ids", "count"),
+}
+
+
+def import_ceilings_from_config(env: Mapping[str, str] | None = None) -> dict[str, int]:
+    """The ceilings the config file's ``[import]`` table sets, by ExtractLimits field
+    (none when there is no file or no table), e.g. ``source_records_ceiling = 5000000``,
+    ``source_bytes_ceiling = "4GiB"``, ``max_document_bytes = "128MiB"``,
+    ``max_open_ids = 20000``. A broken value raises :class:`ConfigurationError` naming
+    the file and the key."""
+    path = config_path(env)
+    if not path.exists():
+        return {}
+    import tomllib
+
+    try:
+        with path.open("rb") as handle:
+            doc = tomllib.load(handle)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise ConfigurationError(f"{path}: cannot read the config file ({exc}); fix it") from None
+    _check_sections(path, doc)
+    table = doc.get("import", {})
+    if not isinstance(table, dict):
+        raise ConfigurationError(f"{path}: import must be a table; write [import] with its keys")
+    ceilings: dict[str, int] = {}
+    for key, value in table.items():
+        if key not in IMPORT_KEYS:
+            raise ConfigurationError(
+                f"{path}: unknown key {key!r} in [import]; use one of {', '.join(IMPORT_KEYS)}"
+            )
+        field, kind = IMPORT_KEYS[key]
+        ceilings[field] = _ceiling(path, key, value, kind)
+    return ceilings
+
+
+def _ceiling(path: Path, key: str, value: object, kind: str) -> int:
+    """A positive count, or a size given as bytes or text such as "1GiB"."""
+    if kind == "size" and isinstance(value, str):
+        try:
+            return parse_size(value)
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"{path}: import.{key}: {exc}") from None
+    if type(value) is not int or value <= 0:
+        what = "a positive number" + (' of bytes or a size such as "1GiB"' if kind == "size" else "")
+        raise ConfigurationError(f"{path}: import.{key} = {value!r}; write {what}")
+    return value
 
 
 def _prices_file(config: Path, value: object) -> Path:

@@ -29,6 +29,8 @@ SourceErrorCode = Literal[
     "SOURCE_UNREADABLE",  # cannot be opened or read (permissions, I/O error)
     "SOURCE_CORRUPT",  # opens, but is not what its format says (a damaged database)
     "NOT_A_FILE",  # a FIFO, socket or device where a transcript was expected
+    "RESOURCE_LIMIT_EXCEEDED",  # past a ceiling: records, bytes, document size, join state
+    "SOURCE_NOT_AUTHORIZED",  # bound to another workspace of the catalog
 ]
 
 
@@ -54,6 +56,12 @@ REMEDIES: Final[Mapping[str, str]] = {
     "tries it again",
     "NOT_A_FILE": "only regular files are read: remove it or move it out of the provider "
     "root; every import checks it again",
+    "RESOURCE_LIMIT_EXCEEDED": "its imported prefix is kept; raise the ceiling named (an "
+    "'agentlake import' option, or its key in the config file's [import] table) and the "
+    "next import continues from its checkpoint; every import checks it again",
+    "SOURCE_NOT_AUTHORIZED": "import it in the workspace it is bound to, or release it "
+    "there ('agentlake sources release PATH --workspace OWNER') so that this workspace may "
+    "import it",
 }
 
 

@@ -41,6 +41,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # keep it for the whole session, where each test sets the width it renders at.
     if os.environ.get("PYTEST_XDIST_WORKER"):
         os.environ.pop("COLUMNS", None)
+    # Created now, before any in-process run sets COLUMNS: rich fixes a console's width to
+    # $COLUMNS when it is created, and every in-process run shares the CLI's consoles.
+    import agentlake.cli.consoles  # noqa: F401
     if os.environ.get("AGENTLAKE_REQUIRE_CONFORMANCE") == "1" and not CONFORMANCE.is_dir():
         raise pytest.UsageError(
             f"{CONFORMANCE} is missing: the conformance corpus must be present in CI"

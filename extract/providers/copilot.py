@@ -50,7 +50,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-from ..adapter import InvalidRecord, RecordOutcome, SourceContext
+from ..adapter import InvalidRecord, RecordOutcome, SourceContext, StateLimitExceeded
 from ..rows import RowSink
 from ..sources import SourceFile, rel_parts
 from ..values import token_count
@@ -71,9 +71,6 @@ VSCODE_FORMAT: Final = "copilot-vscode-chat"
 EXPORT_FORMAT: Final = "copilot-chat-json-export"
 
 _TRUSTED_FOLDER: Final = re.compile(r"^Folder (.+) has been added to trusted folders\.$")
-# Tool call ids remembered to pair a request with its execution start (bounds the memo;
-# the two are written next to each other).
-_MAX_REMEMBERED_CALLS: Final = 64
 
 # Records with nothing to import: turn boundaries and credit counters (AIU, no tokens).
 IGNORED_TYPES: Final = frozenset(
@@ -93,7 +90,8 @@ class CopilotCliAdapter:
     ``ctx.memo`` keys: ``sid`` (the session id, fixed at the first record), ``model``
     (the current model: the latest of ``selectedModel``, ``newModel``, ``chosenModel``
     and a turn's ``model``), ``cwd`` (1 once a project path was emitted), ``calls`` (the
-    latest tool call ids emitted, oldest first), ``totals`` (per model: the segment and
+    tool call ids emitted whose other copy has not come yet, at most
+    ``ctx.max_open_ids``), ``totals`` (per model: the segment and
     the counts of its latest shutdown snapshot).
     """
 
@@ -316,6 +314,8 @@ class CopilotCliAdapter:
         if requests is not None and type(requests) is not list:
             raise InvalidRecord("'data.toolRequests' is not a list")
         model = nonempty(data.get("model")) or ctx.memo["model"]
+        if requests:
+            _check_open(ctx, [r.get("toolCallId") for r in requests if type(r) is dict])
         sid, native, ts = ctx.session_id, self._native(record, offset), self._ts(record)
         side = data.get("parentToolCallId") is not None
         # Block 0 is the reasoning, 1 the reply; each tool call is its own event (below).
@@ -345,15 +345,15 @@ class CopilotCliAdapter:
     ) -> None:
         """One tool call. The request in an assistant message and its
         ``tool.execution_start`` are the same call: whichever comes first is emitted, the
-        other skipped (the ids of the latest calls are remembered in the memo)."""
+        other skipped (the id is remembered in the memo until the other copy comes)."""
         call_id = nonempty(call.get("toolCallId"))
         if call_id is not None:
+            _check_open(ctx, [call_id])
             seen: dict[str, int] = ctx.memo.setdefault("calls", {})
             if call_id in seen:
+                del seen[call_id]  # both copies seen: the call is no longer open
                 return
             seen[call_id] = 1
-            if len(seen) > _MAX_REMEMBERED_CALLS:
-                del seen[next(iter(seen))]
         sink.event(
             ctx.session_id,
             native,
@@ -490,3 +490,18 @@ class CopilotCliAdapter:
             record, offset, ctx, sink, text, tool_name=text_or_none(data.get("agentName")),
             tool_call_id=nonempty(data.get("toolCallId")),
         )  # fmt: skip
+
+
+def _check_open(ctx: SourceContext, ids: list[Any]) -> None:
+    """Refuse the source (before any row of the record) when remembering the new ids of
+    ``ids`` would hold more than ``ctx.max_open_ids`` calls whose other copy has not
+    come: forgetting one would emit that call twice."""
+    seen: dict[str, int] = ctx.memo.get("calls") or {}
+    if len(seen) + len(ids) <= ctx.max_open_ids:
+        return
+    new = {i for i in ids if type(i) is str and i and i not in seen}
+    if len(seen) + len(new) > ctx.max_open_ids:
+        raise StateLimitExceeded(
+            f"more than {ctx.max_open_ids:,} tool calls wait for their other copy, the cap "
+            "of the state that pairs them"
+        )

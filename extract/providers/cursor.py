@@ -42,7 +42,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from ..adapter import InvalidRecord, RecordOutcome, SourceContext
+from ..adapter import InvalidRecord, RecordOutcome, SourceContext, StateLimitExceeded
 from ..rows import RowSink
 from ..schema import BlockType
 from ..sources import RelParts, Root, SourceFile, rel_parts
@@ -61,8 +61,6 @@ FAILED_STATUSES: Final = frozenset({"error", "failed", "fail", "cancelled", "can
 #: The slug of a Cursor window without a folder; its copies of a composer lose to others.
 EMPTY_WINDOW: Final = "empty-window"
 
-# Tool calls of one open turn remembered for a failed ``turn_ended`` (bounds the memo).
-_MAX_OPEN_CALLS: Final = 10_000
 _TS_OPEN: Final = "<timestamp>"
 _TS_CLOSE: Final = "</timestamp>"
 _QUERY_OPEN: Final = "<user_query>"
@@ -265,6 +263,8 @@ class CursorTranscriptAdapter:
             return "mapped"
         if not isinstance(content, list):
             raise InvalidRecord("'message.content' is neither text nor a list")
+        open_calls = memo.get("open")
+        _check_open(len(open_calls) if open_calls else 0, content, ctx.max_open_ids)
         for i, block in enumerate(content):
             if not isinstance(block, dict):
                 continue
@@ -282,10 +282,9 @@ class CursorTranscriptAdapter:
                     tool_name=text_or_none(block.get("name")), tool_call_id=call_id,
                     tool_input=json_text(tool_input), is_sidechain=side,
                 )  # fmt: skip
-                open_calls = memo.get("open")
                 if open_calls is None:
-                    memo["open"] = [call_id]
-                elif len(open_calls) < _MAX_OPEN_CALLS:
+                    memo["open"] = open_calls = [call_id]
+                else:
                     open_calls.append(call_id)
                 if "cwd" not in memo and isinstance(tool_input, dict):
                     self._scan_cwd(tool_input, ctx, sink)
@@ -368,3 +367,17 @@ class CursorTranscriptAdapter:
                     memo["cwd"] = cwd
                     sink.session(sid, project_path=cwd)
         return "mapped"
+
+
+def _check_open(held: int, content: list[Any], cap: int) -> None:
+    """The tool calls of an open turn are remembered until its ``turn_ended`` (a failed
+    one fails them all): a line that would hold more than ``cap`` of them refuses the
+    source before any of its rows, instead of forgetting some."""
+    if held + len(content) <= cap:
+        return
+    calls = sum(1 for b in content if isinstance(b, dict) and b.get("type") == "tool_use")
+    if held + calls > cap:
+        raise StateLimitExceeded(
+            f"a turn holds more than {cap:,} open tool calls, the cap of the state that "
+            "pairs them with the turn's end"
+        )

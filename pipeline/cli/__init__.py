@@ -40,13 +40,27 @@ from . import (
     imports,
     prices,
     providers,
+    purge,
     reports,
     search,
     sessions,
+    sources,
     sql,
 )
 
-_COMMANDS = (imports, providers, search, reports, prices, sql, sessions, doctor, audit)
+_COMMANDS = (
+    imports,
+    sources,
+    providers,
+    search,
+    reports,
+    prices,
+    sql,
+    sessions,
+    purge,
+    doctor,
+    audit,
+)
 
 app = typer.Typer(
     add_completion=False,

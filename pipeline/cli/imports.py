@@ -1,5 +1,5 @@
-"""``agentlake import``, ``index`` and ``sources``: the commands that plan, import and
-publish (the writer's side)."""
+"""``agentlake import`` and ``index``: the commands that plan, import and publish (the
+writer's side); ``agentlake sources`` (cli/sources.py) prints the plan as they do."""
 
 import os
 import sys
@@ -25,7 +25,6 @@ def register(app: typer.Typer) -> None:
     """Add this module's commands to ``app``."""
     app.command("import")(import_)
     app.command()(index)
-    app.command()(sources)
 
 
 class _BarReporter:
@@ -88,7 +87,7 @@ def _import_reporting(options: "ImportOptions", mode: ProgressMode) -> "ImportRe
         return run_import(options, _BarReporter(progress))
 
 
-def _warn_roots(plan: "Plan") -> None:
+def warn_roots(plan: "Plan") -> None:
     from .consoles import err
 
     for root in plan.roots:
@@ -99,7 +98,7 @@ def _warn_roots(plan: "Plan") -> None:
                   "(--format names it)", highlight=False)  # fmt: skip
 
 
-def _print_plan(plan: "Plan") -> None:
+def print_plan(plan: "Plan") -> None:
     from .consoles import err, out
     from .render.imports import render_plan
 
@@ -141,6 +140,14 @@ def import_(
             "--restart-drifted", help="Re-read refused sources from 0 as a new generation."
         ),
     ] = False,
+    allow_purged: Annotated[
+        bool,
+        typer.Option(
+            "--allow-purged",
+            help="Import purged sessions again: re-read their sources from 0 and keep "
+            "their rows (without it, rows of purged sessions are withheld and counted).",
+        ),
+    ] = False,
     wait: Annotated[
         bool, typer.Option("--wait", help="Wait for another import to finish instead of failing.")
     ] = False,
@@ -172,6 +179,37 @@ def import_(
         str | None,
         typer.Option("--max-bytes-per-source", help="Read at most this much per source (64MiB)."),
     ] = None,
+    source_records_ceiling: Annotated[
+        int | None,
+        typer.Option(
+            "--source-records-ceiling",
+            min=1,
+            help="Refuse a source past N records in its generation (default 1000000; the "
+            "committed prefix is kept).",
+        ),
+    ] = None,
+    source_bytes_ceiling: Annotated[
+        str | None,
+        typer.Option(
+            "--source-bytes-ceiling",
+            help="Refuse a source past this many bytes in its generation (default 1GiB).",
+        ),
+    ] = None,
+    max_document_bytes: Annotated[
+        str | None,
+        typer.Option(
+            "--max-document-bytes",
+            help="Refuse a JSON document larger than this, unparsed (default 64MiB).",
+        ),
+    ] = None,
+    max_open_ids: Annotated[
+        int | None,
+        typer.Option(
+            "--max-open-ids",
+            min=1,
+            help="Refuse a source whose adapter must remember more open ids (default 10000).",
+        ),
+    ] = None,
     progress: Annotated[
         ProgressMode,
         typer.Option(
@@ -186,7 +224,12 @@ def import_(
 ) -> None:
     """Import every provider's transcripts, or the exported files named with --file, into
     the catalog (resumable, exactly once)."""
-    from agentlake.config import default_home, parse_duration, parse_size
+    from agentlake.config import (
+        default_home,
+        import_ceilings_from_config,
+        parse_duration,
+        parse_size,
+    )
     from agentlake.errors import ConfigurationError
     from agentlake.extract.extract import ExtractLimits
     from agentlake.ingest.budget import check_memory_limit
@@ -206,9 +249,19 @@ def import_(
                 "--file imports the files named; --home and --provider choose what discovery "
                 "reads: give one or the other"
             )
+        # The ceilings: an option wins over the config file's [import] key.
+        ceilings = import_ceilings_from_config()
+        given = {
+            "source_records": source_records_ceiling,
+            "source_bytes": parse_size(source_bytes_ceiling) if source_bytes_ceiling else None,
+            "max_document_bytes": parse_size(max_document_bytes) if max_document_bytes else None,
+            "max_open_ids": max_open_ids,
+        }
+        ceilings.update({k: v for k, v in given.items() if v is not None})
         limits = ExtractLimits(
             max_records_per_source=max_records_per_source,
             max_bytes_per_source=parse_size(max_bytes_per_source) if max_bytes_per_source else None,
+            **ceilings,  # type: ignore[arg-type]
         )
         options = ImportOptions(
             catalog=catalog_path(catalog),
@@ -217,6 +270,7 @@ def import_(
             env=dict(os.environ),
             providers=tuple(provider or ()),
             restart_drifted=restart_drifted,
+            allow_purged=allow_purged,
             memory_limit=memory_limit,
             wait=wait,
             reindex=reindex,
@@ -227,11 +281,11 @@ def import_(
         )
         if dry_run:
             plan = plan_import(options)
-            _warn_roots(plan)
-            print_json(plan.to_json()) if json else _print_plan(plan)
+            warn_roots(plan)
+            print_json(plan.to_json()) if json else print_plan(plan)
             return 0
         result = _import_with_progress(options, progress)
-        _warn_roots(result.plan)
+        warn_roots(result.plan)
         from .consoles import err, out
         from .render.imports import render_problems, render_summary
 
@@ -279,34 +333,5 @@ def index(
             "the search index is up to date",
             highlight=False,
         )
-
-    guard(debug, action)
-
-
-def sources(
-    home: HomeOpt = None,
-    provider: ProviderOpt = None,
-    catalog: CatalogOpt = None,
-    workspace: WorkspaceOpt = None,
-    json: JsonOpt = False,
-    debug: DebugOpt = False,
-) -> None:
-    """What discovery sees and what the planner would do with each source."""
-    from agentlake.config import default_home
-    from agentlake.ingest.run import ImportOptions, plan_import
-
-    from .output import catalog_path, print_json, workspace_name
-
-    def action() -> None:
-        options = ImportOptions(
-            catalog=catalog_path(catalog),
-            workspace=workspace_name(workspace),
-            home=(home or default_home()).expanduser(),
-            env=dict(os.environ),
-            providers=tuple(provider or ()),
-        )
-        plan = plan_import(options)
-        _warn_roots(plan)
-        print_json(plan.to_json()) if json else _print_plan(plan)
 
     guard(debug, action)

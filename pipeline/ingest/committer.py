@@ -9,11 +9,11 @@ import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 import pyarrow as pa
 
-from agentlake.errors import ImportStopped, SourceError, SourceErrorCode
+from agentlake.errors import REMEDIES, ImportStopped, SourceError, SourceErrorCode
 from agentlake.extract.extract import ExtractBatch, ExtractLimits, extract_source
 from agentlake.extract.jsonl import Reject
 from agentlake.extract.providers import ProviderSpec, by_id
@@ -41,6 +41,16 @@ SourceOutcomeStatus = Literal["imported", "unchanged", "superseded", "refused", 
 REJECT_SAMPLES = 20  # rejects per source reported back line by line (all are in `rejects`)
 
 
+@dataclass(frozen=True, slots=True)
+class ResumePoint:
+    """The checkpoint a refused source keeps: its generation, the offset the next read
+    starts from and the records that generation holds (what its records ceiling counts)."""
+
+    generation: int
+    offset: int
+    records: int
+
+
 @dataclass(slots=True)
 class SourceOutcome:
     """What happened to one source in a run."""
@@ -51,6 +61,7 @@ class SourceOutcome:
     events: int = 0
     usage: int = 0
     rejected: int = 0
+    withheld: int = 0  # rows of purged sessions read and not written (agentlake.manage.purge)
     bytes: int = 0
     committed_bytes: int = 0  # of ``bytes``, those whose transaction committed
     pending_bytes: int = 0
@@ -60,6 +71,30 @@ class SourceOutcome:
     # that stays as it was is "still refused" and does not fail the run again).
     new_refusal: bool = False
     reject_samples: list[Reject] = field(default_factory=list)
+    batches: int = 0  # batches of data queued for commit (all committed once the run ends)
+    resume: ResumePoint | None = None  # when refused: the checkpoint it keeps
+
+    def receipt(self) -> dict[str, Any] | None:
+        """A refused source's failure receipt: the terminal code, the prefix this run
+        committed before the refusal, the checkpoint a later run starts from and the
+        remedy; ``None`` for any other outcome."""
+        if self.status != "refused" or self.code is None:
+            return None
+        resume = self.resume
+        return {
+            "code": self.code,
+            "generation": resume.generation if resume else None,
+            "committed": {
+                "batches": self.batches,
+                "records": self.records,
+                "events": self.events,
+                "bytes": self.committed_bytes,
+            },
+            "checkpoint": None
+            if resume is None
+            else {"offset": resume.offset, "records": resume.records},
+            "remedy": REMEDIES[self.code],
+        }
 
     def reject_lines(self) -> list[str]:
         """One line per sampled reject: file, offset, reason and remedy."""
@@ -286,6 +321,7 @@ class Committer:
                 outcome.events += got.new_events
                 outcome.usage += got.new_usage
                 outcome.rejected += got.rejects
+                outcome.withheld += got.withheld
             outcome.committed_bytes += nbytes
             if nbytes:
                 self.reporter.advanced(outcome.planned, nbytes)
@@ -323,8 +359,15 @@ def extract_batches(planned: PlannedSource, limits: ExtractLimits) -> Iterator[E
     state = planned.checkpoint.adapter_state if resumed and planned.checkpoint else None
     return extract_source(
         by_id(planned.provider), planned.source, start=planned.start, stop=planned.stop,
-        limits=limits, state=state,
+        limits=limits, state=state, committed_records=_kept_records(planned),
     )  # fmt: skip
+
+
+def _kept_records(planned: PlannedSource) -> int:
+    """The records the source's generation holds before this read: its checkpoint's
+    when the read continues from it, none when it starts over (new, restarted, re-read
+    whole)."""
+    return planned.checkpoint.records if planned.resumes and planned.checkpoint else 0
 
 
 def run_source(
@@ -345,6 +388,9 @@ def run_source(
         return outcome
     if planned.action == "refuse":
         outcome = SourceOutcome(planned, "refused", message=planned.message, code=planned.code)
+        if planned.checkpoint is not None:
+            cp = planned.checkpoint
+            outcome.resume = ResumePoint(cp.generation, cp.committed_offset, cp.records)
         if planned.source is not None and planned.checkpoint is not None:
             cp = planned.checkpoint
             # Keep the committed data and offset; remember why it is refused.
@@ -377,6 +423,7 @@ def run_source(
                 restart,
             )
             restart = False
+            outcome.batches += 1
             outcome.records += batch.records
             outcome.bytes += batch.end_offset - offset
             room = REJECT_SAMPLES - len(outcome.reject_samples)
@@ -391,8 +438,14 @@ def run_source(
         state = _refused_state(
             planned, spec, offset, digest, exc.detail, continuity_of(exc.code), adapter_state
         )
-        committer.add(Piece(state, [], 0, restart), None, outcome, 0)
+        prior = planned.checkpoint
+        # A document re-read whole in its generation keeps its rows when the new read is
+        # refused; only a new generation lets the old one go.
+        same = prior is not None and prior.generation == state.generation
+        committer.add(Piece(state, [], 0, restart and not same), None, outcome, 0)
         outcome.status, outcome.message, outcome.code = "refused", exc.detail, exc.code
+        kept = prior.records if prior is not None and same else 0
+        outcome.resume = ResumePoint(state.generation, offset, kept + outcome.records)
         return outcome
     if outcome.bytes == 0 and planned.start == offset:
         outcome.status = "empty" if planned.continuity == "new" else "unchanged"

@@ -19,7 +19,16 @@ from agentlake.extract.providers import REGISTRY, ProviderSpec
 from agentlake.extract.sources import SourceFile, file_kind, source_id_for
 from agentlake.load.checkpoint import Checkpoint
 
-from .plan import Plan, PlannedSource, classify
+from .plan import (
+    Plan,
+    PlannedSource,
+    SourceBindings,
+    SourceIds,
+    Unbound,
+    bind_planned,
+    classify,
+    needs_binding,
+)
 
 SNIFF_BYTES: Final = 64 * 1024
 
@@ -83,9 +92,14 @@ def plan_files(
     workspace: str,
     files: Sequence[NamedFile],
     restart_refused: bool = False,
+    bindings: SourceBindings | None = None,
 ) -> Plan:
-    """Classify each named file against its checkpoint, as discovery's sources are."""
-    planned: list[PlannedSource] = []
+    """Classify each named file against its checkpoint, as discovery's sources are (and
+    refused, as they are, when another workspace holds it)."""
+    planned: list[PlannedSource | None] = []
+    unbound: list[Unbound] = []
+    ids = SourceIds(checkpoints)
+    released = bindings.released() if bindings is not None else frozenset()
     guesses: list[tuple[str, str]] = []
     seen: set[Path] = set()
     for named in files:
@@ -110,6 +124,15 @@ def plan_files(
         if isinstance(item, PlannedSource):
             planned.append(item)
         else:
-            cp = checkpoints.get(item.source_id)
-            planned.append(classify(item, cp, spec, restart_refused=restart_refused))
-    return Plan(workspace, (), tuple(planned), guesses=tuple(guesses))
+            item, cp = ids.resolve(item)
+            if needs_binding(bindings, released, item, cp):
+                unbound.append((len(planned), spec, item, cp))
+                planned.append(None)
+            else:
+                planned.append(classify(item, cp, spec, restart_refused=restart_refused))
+    return Plan(
+        workspace,
+        (),
+        bind_planned(planned, unbound, bindings, restart_refused),
+        guesses=tuple(guesses),
+    )

@@ -3,18 +3,24 @@ calls and checkpoint windows before any new transcript byte is read (DESIGN §5)
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Final, Literal, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, cast
 
 from agentlake.errors import SourceErrorCode
+from agentlake.extract.jsonl import line_within
 from agentlake.extract.providers import REGISTRY, ProviderSpec, resolve
-from agentlake.extract.sources import RefusedPath, Root, SourceFile, open_regular, walk_root
+from agentlake.extract.sources import RefusedPath, Root, SourceFile, walk_root
 from agentlake.load.checkpoint import Checkpoint, Continuity, document_digest, window_digest
 from agentlake.read.names import provider_ids
 from agentlake.transform.redact import POLICY_VERSION
+
+if TYPE_CHECKING:
+    import duckdb
 
 Action = Literal["read", "skip", "refuse"]
 
@@ -22,7 +28,9 @@ Action = Literal["read", "skip", "refuse"]
 REFUSED: Final = frozenset({"truncated", "replaced", "rewritten", "drift"})
 # Refusals whose cause may pass by itself (permissions fixed, an agent done writing its
 # database): such a source is read again on every run.
-RETRIED: Final = frozenset({"unreadable", "corrupt", "not-a-file"})
+# A source past a ceiling (RESOURCE_LIMIT_EXCEEDED) is one of them: each run checks it
+# against the ceilings in force, so raising one lets it continue from its checkpoint.
+RETRIED: Final = frozenset({"unreadable", "corrupt", "not-a-file", "over-limit"})
 _CODES: Final[dict[str, SourceErrorCode]] = {
     "truncated": "SOURCE_TRUNCATED",
     "replaced": "SOURCE_REPLACED",
@@ -32,6 +40,8 @@ _CODES: Final[dict[str, SourceErrorCode]] = {
     "unreadable": "SOURCE_UNREADABLE",
     "corrupt": "SOURCE_CORRUPT",
     "not-a-file": "NOT_A_FILE",
+    "over-limit": "RESOURCE_LIMIT_EXCEEDED",
+    "unauthorized": "SOURCE_NOT_AUTHORIZED",
 }
 _CONTINUITY: Final[dict[SourceErrorCode, Continuity]] = {
     code: cast(Continuity, continuity) for continuity, code in _CODES.items()
@@ -159,23 +169,6 @@ def select_providers(names: Sequence[str]) -> tuple[ProviderSpec, ...]:
     return tuple(resolve(name) for name in provider_ids(names))
 
 
-def _newline_after(path: Path, start: int, stop: int, chunk: int = 64 * 1024) -> bool:
-    """Whether ``path`` holds a newline in ``[start, stop)`` (a complete line to read)."""
-    try:
-        with open_regular(path) as handle:
-            handle.seek(start)
-            while start < stop:
-                data = handle.read(min(chunk, stop - start))
-                if not data:
-                    return False
-                if b"\n" in data:
-                    return True
-                start += len(data)
-    except OSError:
-        return False  # unreadable now: the read itself will say so
-    return False
-
-
 def classify(
     source: SourceFile,
     checkpoint: Checkpoint | None,
@@ -215,7 +208,7 @@ def classify(
         retry = cp.status == "refused" and cp.continuity in RETRIED
         # Complete lines past the committed offset that a per-run ceiling or a stopped run
         # left unread must be read even when the file itself did not change.
-        pending = cp.committed_offset < source.size and _newline_after(
+        pending = cp.committed_offset < source.size and line_within(
             source.path, cp.committed_offset, source.size
         )
         if (
@@ -335,6 +328,105 @@ def _classify_whole(
                    restart=source.position_kind == "document")  # fmt: skip
 
 
+class SourceBindings(Protocol):
+    """Which workspace of the catalog each source path is bound to, as one workspace's
+    plan needs it. A source is bound to the workspace that first imported it; another
+    workspace may import it only once that one released it (``agentlake sources
+    release``)."""
+
+    def released(self) -> AbstractSet[str]:
+        """Ids of the sources the planning workspace released."""
+        ...
+
+    def owners(self, keys: Sequence[tuple[str, str]]) -> Mapping[tuple[str, str], str]:
+        """For ``(provider, path)`` keys: the other workspace each is bound to (absent
+        when none holds it)."""
+        ...
+
+
+class SourceIds:
+    """Finds a discovered file's checkpoint. A source's id is the hash of its provider
+    and path when first imported, and stays its id when the file is relocated (its rows
+    keep their ``source_id``): a file at a relocated path is found by path, and a new
+    file where a relocated one used to be gets an id of its own."""
+
+    def __init__(self, checkpoints: Mapping[str, Checkpoint]) -> None:
+        self.checkpoints = checkpoints
+        self._by_path: dict[tuple[str, str], str] | None = None
+
+    def resolve(self, item: SourceFile) -> tuple[SourceFile, Checkpoint | None]:
+        """``item`` under its catalog id, and that id's checkpoint (``None``: new)."""
+        cp = self.checkpoints.get(item.source_id)
+        path = str(item.path)
+        if cp is not None and cp.path == path:
+            return item, cp  # the common case: a source where it was first imported
+        if self._by_path is None:
+            self._by_path = {(c.provider, c.path): sid for sid, c in self.checkpoints.items()}
+        known = self._by_path.get((item.provider, path))
+        if known is not None:
+            return item.known_as(known), self.checkpoints[known]
+        if cp is None:
+            return item, None
+        # The path's own id belongs to a source relocated elsewhere: derive another,
+        # the same on every run (a derived id whose source moved on derives again).
+        sid = item.source_id
+        while sid in self.checkpoints:
+            sid = hashlib.blake2b(
+                f"{sid}\0{item.provider}\0{path}".encode(), digest_size=10
+            ).hexdigest()
+        return item.known_as(sid), None
+
+
+# A source waiting for the workspace check: its index in the plan, its spec, the file
+# under its catalog id and its checkpoint.
+Unbound = tuple[int, ProviderSpec, SourceFile, "Checkpoint | None"]
+
+
+def needs_binding(
+    bindings: SourceBindings | None, released: AbstractSet[str], item: SourceFile,
+    cp: Checkpoint | None,
+) -> bool:  # fmt: skip
+    """Whether ``item`` must be checked against the other workspaces before its plan:
+    a source the workspace holds (imported and not released) is its own."""
+    return bindings is not None and (cp is None or item.source_id in released)
+
+
+def bind_planned(
+    planned: list[PlannedSource | None],
+    unbound: Sequence[Unbound],
+    bindings: SourceBindings | None,
+    restart_refused: bool,
+) -> tuple[PlannedSource, ...]:
+    """Classify the sources waiting for the workspace check (one lookup for all): a
+    source bound to another workspace is refused before any byte of it is read."""
+    if unbound:
+        assert bindings is not None
+        owners = bindings.owners([(item.provider, str(item.path)) for _, _, item, _ in unbound])
+        for index, spec, item, cp in unbound:
+            owner = owners.get((item.provider, str(item.path)))
+            planned[index] = (
+                classify(item, cp, spec, restart_refused=restart_refused)
+                if owner is None
+                else unauthorized(item, owner)
+            )
+    assert all(p is not None for p in planned)
+    return tuple(cast(list[PlannedSource], planned))
+
+
+def unauthorized(item: SourceFile, owner: str) -> PlannedSource:
+    """The refusal of a source bound to the workspace ``owner``: never opened, no
+    checkpoint written in this workspace."""
+    return PlannedSource(
+        item.provider, item.path, item.source_id, "unauthorized", "refuse",
+        message=(
+            f"bound to workspace {owner!r}, which imported it first; never opened in this "
+            f"workspace; release it there ('agentlake sources release PATH --workspace "
+            f"{owner}') to import it here"
+        ),
+        source=item,
+    )  # fmt: skip
+
+
 def canonical_root(root: Root) -> Root:
     """``root`` at its absolute, canonical path (symlinks and ``..`` resolved): a source's
     identity is computed from its path, so ``--home home``, ``--home ./x/../home`` and the
@@ -359,10 +451,16 @@ def make_plan(
     env: Mapping[str, str],
     providers: Sequence[ProviderSpec] = REGISTRY,
     restart_refused: bool = False,
+    bindings: SourceBindings | None = None,
 ) -> Plan:
-    """Discover every provider's sources and classify each against its checkpoint."""
+    """Discover every provider's sources and classify each against its checkpoint. With
+    ``bindings``, a source another workspace holds is refused (``SOURCE_NOT_AUTHORIZED``)
+    unless this workspace holds it too."""
     roots: list[Root] = []
-    planned: list[PlannedSource] = []
+    planned: list[PlannedSource | None] = []
+    unbound: list[Unbound] = []
+    ids = SourceIds(checkpoints)
+    released = bindings.released() if bindings is not None else frozenset()
     seen: set[str] = set()
     for spec in providers:
         found: list[SourceFile] = []
@@ -400,6 +498,43 @@ def make_plan(
                     )
                 )
             else:
-                cp = checkpoints.get(item.source_id)
-                planned.append(classify(item, cp, spec, restart_refused=restart_refused))
-    return Plan(workspace, tuple(roots), tuple(planned))
+                item, cp = ids.resolve(item)
+                if needs_binding(bindings, released, item, cp):
+                    unbound.append((len(planned), spec, item, cp))
+                    planned.append(None)
+                else:
+                    planned.append(classify(item, cp, spec, restart_refused=restart_refused))
+    return Plan(workspace, tuple(roots), bind_planned(planned, unbound, bindings, restart_refused))
+
+
+def purged_sources(con: duckdb.DuckDBPyConnection, workspace: str) -> frozenset[str]:
+    """The ids of the sources that held rows of ``workspace``'s purged sessions
+    (``purge_revocations``): what ``import --allow-purged`` reads again."""
+    rows = con.execute(
+        "SELECT DISTINCT unnest(source_ids) FROM purge_revocations WHERE workspace = ?",
+        [workspace],
+    ).fetchall()
+    return frozenset(str(r[0]) for r in rows)
+
+
+def restart_sources(plan: Plan, source_ids: frozenset[str]) -> Plan:
+    """``plan`` with the sources ``source_ids`` that it would read or skip and that have
+    a checkpoint re-read from byte 0 as a new generation (their earlier rows forgotten
+    first, as ``--restart-drifted`` does for a refused source)."""
+    if not source_ids:
+        return plan
+    sources = []
+    for s in plan.sources:
+        if (
+            s.source_id in source_ids
+            and s.source is not None
+            and s.checkpoint is not None
+            and s.action in ("read", "skip")
+            and s.continuity != "superseded"
+        ):
+            s = replace(
+                s, action="read", start=0, stop=s.source.size, restart=True, touched=False,
+                generation=s.checkpoint.generation + 1,
+            )  # fmt: skip
+        sources.append(s)
+    return replace(plan, sources=tuple(sources))

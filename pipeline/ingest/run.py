@@ -22,8 +22,16 @@ from typing import TYPE_CHECKING, Any, Literal
 from agentlake.errors import ImportStopped
 from agentlake.extract.extract import ExtractBatch, ExtractLimits
 from agentlake.ingest.files import NamedFile, plan_files
-from agentlake.ingest.plan import Plan, make_plan, select_providers
+from agentlake.ingest.plan import (
+    Plan,
+    SourceBindings,
+    make_plan,
+    purged_sources,
+    restart_sources,
+    select_providers,
+)
 from agentlake.ingest.progress import NullReporter, Reporter
+from agentlake.load.bindings import CatalogBindings
 from agentlake.load.catalog import open_for_read, open_for_write
 from agentlake.load.checkpoint import (
     Checkpoint,
@@ -34,6 +42,7 @@ from agentlake.load.load import (
     FaultHook,
 )
 from agentlake.load.refusals import record_refusals
+from agentlake.manage.authz import actor_name
 
 from .budget import (
     check_memory_limit,
@@ -90,6 +99,10 @@ class ImportOptions:
     # Exported files named by the user (import --file): these are the run's sources,
     # instead of what discovery finds under the home.
     files: tuple[NamedFile, ...] = ()
+    # Import purged sessions again (agentlake.manage.purge): their sources are re-read
+    # from byte 0 as a new generation, nothing is withheld, and the sessions written are
+    # no longer revoked. Without it, rows of purged sessions are withheld and counted.
+    allow_purged: bool = False
 
 
 #: What a run did with a source: read it (``imported``; ``empty`` when a new source held
@@ -157,6 +170,7 @@ class ImportResult:
             "events": sum(s.events for s in self.sources),
             "usage_rows": sum(s.usage for s in self.sources),
             "rejected": sum(s.rejected for s in self.sources),
+            "withheld": sum(s.withheld for s in self.sources),
             "bytes": sum(s.bytes for s in self.sources),
             "pending_bytes": sum(s.pending_bytes for s in self.sources),
         }
@@ -183,9 +197,12 @@ class ImportResult:
                     "events": s.events,
                     "usage": s.usage,
                     "rejected": s.rejected,
+                    "withheld": s.withheld,
                     "bytes": s.bytes,
                     "pending_bytes": s.pending_bytes,
                     "message": s.message,
+                    "code": s.code,
+                    "receipt": s.receipt(),
                 }
                 for s in self.sources
             ],
@@ -194,21 +211,38 @@ class ImportResult:
 
 def plan_import(options: ImportOptions) -> Plan:
     """The plan an import would execute, without writing anything."""
-    checkpoints = {}
     if options.catalog.is_file():
         with open_for_read(options.catalog, wait=options.wait) as con:
             checkpoints = load_checkpoints(con, options.workspace)
-    return _plan(options, checkpoints)
+            purged = purged_sources(con, options.workspace) if options.allow_purged else frozenset()
+            return _plan(options, checkpoints, CatalogBindings(con, options.workspace), purged)
+    return _plan(options, {}, None)
 
 
-def _plan(options: ImportOptions, checkpoints: Mapping[str, Checkpoint]) -> Plan:
-    """The named files' plan, or discovery's under the home."""
+def _plan(
+    options: ImportOptions,
+    checkpoints: Mapping[str, Checkpoint],
+    bindings: SourceBindings | None,
+    purged: frozenset[str] = frozenset(),
+) -> Plan:
+    """The named files' plan, or discovery's under the home; a source another workspace
+    holds is refused (``bindings``: none without a catalog); with ``purged`` (the sources
+    of purged sessions, when the run allows them back) re-read from byte 0."""
+    return restart_sources(_discovered_plan(options, checkpoints, bindings), purged)
+
+
+def _discovered_plan(
+    options: ImportOptions,
+    checkpoints: Mapping[str, Checkpoint],
+    bindings: SourceBindings | None,
+) -> Plan:
     if options.files:
         return plan_files(
             checkpoints,
             workspace=options.workspace,
             files=options.files,
             restart_refused=options.restart_drifted,
+            bindings=bindings,
         )
     return make_plan(
         checkpoints,
@@ -217,6 +251,7 @@ def _plan(options: ImportOptions, checkpoints: Mapping[str, Checkpoint]) -> Plan
         env=options.env,
         providers=select_providers(options.providers),
         restart_refused=options.restart_drifted,
+        bindings=bindings,
     )
 
 
@@ -232,8 +267,17 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
     memory_warning = check_memory_limit(options.memory_limit)
     duckdb_limit, limits = memory_budget(options.memory_limit, options.limits)
     with open_for_write(options.catalog, wait=options.wait, memory_limit=duckdb_limit) as con:
-        writer = CatalogWriter(con, options.workspace, faults=options.faults)
-        plan = _plan(options, load_checkpoints(con, options.workspace))
+        writer = CatalogWriter(
+            con, options.workspace, faults=options.faults, allow_purged=options.allow_purged,
+            actor=actor_name(options.env) if options.allow_purged else "",
+        )  # fmt: skip
+        purged = purged_sources(con, options.workspace) if options.allow_purged else frozenset()
+        plan = _plan(
+            options,
+            load_checkpoints(con, options.workspace),
+            CatalogBindings(con, options.workspace),
+            purged,
+        )
         reporter.planned(plan)
         import_id = writer.begin_import()
         # Overlapped commits run on one DuckDB thread: the import's own threads (reading,
@@ -338,6 +382,7 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
                     "code": s.code,
                     "message": s.message,
                     "new": s.new_refusal,
+                    "receipt": s.receipt(),
                 }
                 for s in result.refused
             ],

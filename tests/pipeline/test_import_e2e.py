@@ -150,9 +150,15 @@ def test_subagent_is_its_own_session_linked_to_its_parent(
     assert all(r["parent_session_id"] in known for r in rows)
 
 
-def test_workspaces_are_separate(cli: CliRunner, demo_home: Path, catalog: Path) -> None:
+def test_workspaces_are_separate(
+    cli: CliRunner, demo_home: Path, catalog: Path, tmp_path: Path
+) -> None:
+    # The same sessions in two workspaces, from two copies of the home: a source is bound
+    # to the workspace that first imported it (tests/pipeline/test_relocate.py).
+    copy = tmp_path / "copy"
+    shutil.copytree(demo_home, copy, symlinks=True)
     _import(cli, demo_home, catalog)
-    _import(cli, demo_home, catalog, "--workspace", "other")
+    _import(cli, copy, catalog, "--workspace", "other")
     for ws in ("default", "other"):
         proc = cli(
             "sql",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -354,7 +355,11 @@ def test_cursor_refused_in_another_workspace_catalog_or_with_other_filters(
     small: tuple[Path, Path], tmp_path: Path
 ) -> None:
     home, catalog = small
-    do_import(home, catalog, workspace="other")
+    # the same sessions in workspace "other", from a copy of the home (a source is bound
+    # to the workspace that first imported it)
+    other_home = tmp_path / "other-home"
+    shutil.copytree(home, other_home, symlinks=True)
+    do_import(other_home, catalog, workspace="other")
     cursor = list_sessions(catalog, "default", limit=2, provider="claude").next_cursor
     assert cursor is not None
     with pytest.raises(ConfigurationError, match='issued for workspace "default", not "other"'):

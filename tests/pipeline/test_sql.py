@@ -18,13 +18,15 @@ from tests.conftest import CliRunner
 
 @pytest.fixture(scope="module")
 def two_workspaces(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A catalog holding the same home in workspaces ``default`` and ``other``, and a
-    second home only in ``other``."""
+    """A catalog holding the same sessions in workspaces ``default`` and ``other`` (two
+    copies of one home: a source is bound to the workspace that first imported it), and
+    a second home only in ``other``."""
     root = tmp_path_factory.mktemp("sql")
     generate_claude_home(root / "home", sessions=3)
+    generate_claude_home(root / "copy", sessions=3)
     generate_claude_home(root / "more", sessions=2, seed=11)
     catalog = root / "catalog" / "c.duckdb"
-    for workspace, home in (("default", "home"), ("other", "home"), ("other", "more")):
+    for workspace, home in (("default", "home"), ("other", "copy"), ("other", "more")):
         options = ImportOptions(catalog=catalog, workspace=workspace, home=root / home, env={})
         assert run_import(options).exit_code == 0
     return catalog

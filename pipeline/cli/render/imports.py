@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -17,6 +18,9 @@ from agentlake.ingest.plan import Plan
 from agentlake.ingest.run import ImportResult
 
 from .tables import Column, Grid, count, is_wide
+
+if TYPE_CHECKING:
+    from agentlake.ingest.committer import SourceOutcome
 
 
 def render_plan(console: Console, plan: Plan, *, errors: Console) -> None:
@@ -68,6 +72,13 @@ def render_summary(console: Console, result: ImportResult) -> None:
             highlight=False,
             soft_wrap=False,
         )
+    if totals["withheld"]:
+        console.print(
+            f"{totals['withheld']:,} rows of purged sessions withheld (they stay out; "
+            "'agentlake import --allow-purged' imports them again)",
+            highlight=False,
+            soft_wrap=False,
+        )
     if result.index is None:
         console.print(
             "the search index was not updated (--no-index); run 'agentlake index'",
@@ -94,12 +105,28 @@ def render_problems(errors: Console, result: ImportResult) -> None:
             )
     for s in result.newly_refused:
         errors.print(f"refused: {s.code}: {s.planned.path}: {s.message}", highlight=False)
+        if (receipt := receipt_line(s)) is not None:
+            errors.print(f"  {receipt}", highlight=False, soft_wrap=True)
     if still := len(result.still_refused):
         errors.print(
             f"{still} source{'s' if still > 1 else ''} still refused as reported before "
             "— see `agentlake doctor`",
             highlight=False,
         )
+
+
+def receipt_line(outcome: SourceOutcome) -> str | None:
+    """A refused source's receipt in words, printed under its refusal."""
+    resume = outcome.resume
+    if outcome.status != "refused" or resume is None:
+        return None
+    batches = outcome.batches
+    return (
+        f"generation {resume.generation}: this run committed {batches:,} "
+        f"batch{'' if batches == 1 else 'es'}, {outcome.records:,} records, "
+        f"{outcome.events:,} events, {outcome.committed_bytes:,} bytes; the next read "
+        f"starts at byte {resume.offset:,} with {resume.records:,} records kept"
+    )
 
 
 def render_providers(

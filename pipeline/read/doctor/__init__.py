@@ -50,7 +50,7 @@ JSON shapes (``to_json()``, ``version`` 1; keys are stable, lists are sorted):
 ``SessionDiagnosis``::
 
     {"version": 1, "workspace": str, "query": str, "status": "found" | "not-found" |
-     "ambiguous", "message": str, "exit_code": 0 | 1 | 2 | 4, "catalog_exists": bool,
+     "ambiguous" | "purged", "message": str, "exit_code": 0 | 1 | 2 | 4, "catalog_exists": bool,
      "session": {"provider", "session_id", "in_sessions", "parent_session_id",
                  "project_path", "title", "started_at", "updated_at", "lifecycle"} | null,
      "rows": {"sessions": int, "events": int, "usage": int},
@@ -73,7 +73,9 @@ rows, a last import that did not finish), 4 when the catalog does not exist.
 :attr:`SessionDiagnosis.exit_code` is 0 when the session is in the workspace, 1 when it
 is but one of its sources is refused (or its rows are orphans), 2 when a prefix is
 ambiguous and 4 when it is not in the workspace (unknown ids and ids of other
-workspaces alike).
+workspaces alike; ``purged`` when a purge deleted it, its message saying when, by whom,
+by which operation and whether imports still withhold it, the other fields as for
+``not-found``).
 """
 
 from .catalog_health import diagnose

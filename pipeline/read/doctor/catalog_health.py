@@ -17,6 +17,7 @@ from agentlake.errors import RESTART_REMEDY as _RESTART
 from agentlake.extract.providers import ProviderSpec
 from agentlake.extract.sources import Root
 from agentlake.ingest.plan import Plan, make_plan, refusal_code, select_providers
+from agentlake.load.bindings import CatalogBindings
 from agentlake.load.catalog import open_for_read
 from agentlake.load.checkpoint import Checkpoint, Continuity, load_checkpoints
 
@@ -62,7 +63,10 @@ def diagnose(
         return _report(workspace, home, env, specs, plan, (), (), CatalogCheck(catalog, False))
     with open_for_read(catalog) as con:
         checkpoints = CheckpointsWhenAsked(con, workspace)
-        plan = make_plan(checkpoints, workspace=workspace, home=home, env=env, providers=specs)
+        plan = make_plan(
+            checkpoints, workspace=workspace, home=home, env=env, providers=specs,
+            bindings=CatalogBindings(con, workspace),
+        )  # fmt: skip
         params = {"workspace": workspace, "providers": wanted}
         catalog_refused = con.execute(sql.query("doctor_refused_sources"), params).fetchall()
         rejects = tuple(

@@ -15,6 +15,7 @@ from agentlake.errors import RESTART_REMEDY as _RESTART
 from agentlake.extract.providers import ProviderSpec, by_id
 from agentlake.extract.sources import HEAD_BYTES, head_mentions, walk_unowned
 from agentlake.ingest.plan import Plan, PlannedSource, make_plan, select_providers
+from agentlake.load.bindings import CatalogBindings
 from agentlake.load.catalog import open_for_read
 from agentlake.load.checkpoint import Checkpoint, load_checkpoints
 from agentlake.read.names import MIN_PREFIX
@@ -70,6 +71,7 @@ def explain_session(
             plan = make_plan(
                 load_checkpoints(con, workspace),
                 workspace=workspace, home=home, env=env, providers=[by_id(str(provider))],
+                bindings=CatalogBindings(con, workspace),
             )  # fmt: skip
             return _found(
                 con, workspace, needle, str(provider), str(sid), bool(in_sessions), plan
@@ -90,12 +92,51 @@ def explain_session(
                 matches=ids,
             )
         checkpoints = load_checkpoints(con, workspace)
-        plan = make_plan(checkpoints, workspace=workspace, home=home, env=env, providers=specs)
+        plan = make_plan(
+            checkpoints, workspace=workspace, home=home, env=env, providers=specs,
+            bindings=CatalogBindings(con, workspace),
+        )  # fmt: skip
         mentioned = _mentions(plan, needle)
         rejects = _source_rejects(
             con, workspace, [s.source_id for s, _ in mentioned if s.source_id in checkpoints]
         )
-    return _not_found(workspace, needle, True, specs, plan, mentioned, checkpoints, rejects)
+        diagnosis = _not_found(
+            workspace, needle, True, specs, plan, mentioned, checkpoints, rejects
+        )
+        return _purged(con, diagnosis) or diagnosis
+
+
+def _purged(con: duckdb.DuckDBPyConnection, diagnosis: SessionDiagnosis) -> SessionDiagnosis | None:
+    """``diagnosis`` of a session not in the catalog said in words of its purge, when a
+    purge deleted it (agentlake.manage.purge); ``None`` when none did."""
+    from dataclasses import replace
+
+    from agentlake.manage.purge import receipt_of
+
+    done = receipt_of(con, diagnosis.workspace, session_id=diagnosis.query)
+    if done is None:
+        return None
+    revoked = con.execute(
+        "SELECT count(*) FROM purge_revocations WHERE workspace = ? AND operation_id = ?",
+        [diagnosis.workspace, done.operation_id],
+    ).fetchone()
+    named = next((s for s in done.session_ids if s.startswith(diagnosis.query)), done.session_id)
+    scope = (
+        "" if named == done.session_id else f" with the sub-agent tree of session {done.session_id}"
+    )
+    message = (
+        f"session {named} ({done.provider}) was purged{scope} on "
+        f"{done.purged_at:%Y-%m-%d %H:%M:%S} UTC by {done.actor}, operation "
+        f"{done.operation_id}: {done.counts.get('events', 0):,} events and "
+        f"{done.counts.get('usage', 0):,} model calls of "
+        f"{plural(len(done.session_ids), 'session')} deleted"
+    )
+    if revoked and int(revoked[0]):
+        message += (
+            "; later imports withhold its rows (its transcript's old bytes and later "
+            "appends alike) unless run with 'agentlake import --allow-purged'"
+        )
+    return replace(diagnosis, status="purged", message=message)
 
 
 def _source_rejects(

@@ -108,10 +108,10 @@ class SessionDiagnosis:
     @property
     def exit_code(self) -> int:
         """0 in the workspace, 1 in it but a source is refused or its rows are orphans,
-        2 ambiguous prefix, 4 not in the workspace."""
+        2 ambiguous prefix, 4 not in the workspace (never imported, or purged)."""
         if self.status == "ambiguous":
             return 2
-        if self.status == "not-found":
+        if self.status in ("not-found", "purged"):
             return 4
         refused = any(s.refused for s in self.sources)
         orphan = self.session is not None and not self.session.in_sessions

@@ -17,7 +17,7 @@ MAX_MATCHES: Final = 10  # ambiguous prefixes list at most this many ids
 Verdict = Literal["healthy", "needs-attention", "no-catalog"]
 IndexKind = Literal["agentlake", "none"]
 IndexState = Literal["ok", "empty", "missing", "stale", "lagging"]
-SessionStatus = Literal["found", "not-found", "ambiguous"]
+SessionStatus = Literal["found", "not-found", "ambiguous", "purged"]
 CandidateState = Literal[
     "not-imported",  # discovered, no checkpoint yet
     "pending",  # imported before; new data waits for the next import

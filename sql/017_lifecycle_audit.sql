@@ -1,4 +1,4 @@
--- Schema version 18: what users do to their catalog. `audit` holds one content-free row
+-- Schema version 17: what users do to their catalog. `audit` holds one content-free row
 -- per mutation (hide, restore, tag, purge, relocate…): who did what to which session of
 -- which workspace, with counts and a digest of the scope, never any transcript text.
 -- `audit_id` grows with every row: `agentlake audit` pages by it (a keyset cursor).
