@@ -223,8 +223,10 @@ def _scope(con: duckdb.DuckDBPyConnection, workspace: str, ident: str) -> PurgeP
         ) from None
     row = con.execute(
         sql.query("sessions_subtree"),
-        {"workspace": workspace, "provider": provider, "session_id": session_id},
-    ).fetchone()
+        # hidden sessions too: a purge takes the whole subtree, hidden or not
+        {"workspace": workspace, "provider": provider, "session_id": session_id,
+         "include_hidden": True},
+    ).fetchone()  # fmt: skip
     subtree = [str(s) for s in (row[2] if row and row[2] else [])]
     children = tuple(s for s in subtree if s != session_id)
     con.execute("CREATE OR REPLACE TEMP TABLE purge_scope (provider VARCHAR, session_id VARCHAR)")

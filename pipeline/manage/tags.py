@@ -7,7 +7,7 @@ named — on the commands that set it and on the ``--tag`` filters of ``sessions
 A tag is 1 to 64 characters of ASCII letters, digits and ``- _ . : /`` (so ``ci``,
 ``team/infra``, ``ticket:AB-12`` and ``v1.2`` are tags, and a tag never needs quoting or
 escaping anywhere it is printed). Tags are kept as given (case-sensitive), in
-``session_tags`` (migration 18), one row per session and tag. Tagging a session that has
+``session_tags`` (migration 17), one row per session and tag. Tagging a session that has
 the tag, or untagging one that has not, changes nothing, writes no audit row and says so.
 
 JSON shape (``sessions tag|untag … --json``; stable, new keys may be added)::

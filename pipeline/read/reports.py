@@ -90,7 +90,7 @@ def report_connection(
     and, with ``per_session``, the ``report_sessions`` macro (their roll-up per session
     and model) defined, and the user's ``prices`` (if any) in force for its queries. Use
     them as ``FROM report_calls($workspace, $tz, $since, $until, $provider, $model,
-    $project)`` with :meth:`ReportFilter.params`. (Defining a macro is a few
+    $project, $include_hidden, $tag)`` with :meth:`ReportFilter.params`. (Defining a macro is a few
     milliseconds of binding: a report that does not read one does without it.)
 
     ``scope`` (the workspace and filter the report reads) leaves the lifecycle and tag
