@@ -59,7 +59,11 @@ IMPORT_PHASES = (
     "rerun_unchanged",
     "append_1pct",
 )
-SMOKE_ARGS = ("--events", "4000", "--seed", "3", "--record-only", "--search-queries", "50",
+# Four providers: an import of each alone is a phase of its own (a JSONL transcript, a
+# rollout, per-session totals and a SQLite store between them); make bench runs all.
+SMOKE_PROVIDERS = ("claude", "codex", "copilot", "opencode")
+SMOKE_ARGS = ("--events", "3000", "--seed", "3", "--providers", ",".join(SMOKE_PROVIDERS),
+              "--record-only", "--search-queries", "30",
               "--search-rounds", "1", "--report-samples", "3", "--rerun-samples", "2",
               "--cli-rounds", "1", "--no-cold-rerun")  # fmt: skip
 Json = dict[str, Any]
@@ -230,12 +234,12 @@ def test_smoke_artifact_matches_the_schema(smoke: tuple[Json, str]) -> None:
 def test_smoke_records_the_generator_and_the_corpus(smoke: tuple[Json, str]) -> None:
     doc, _ = smoke
     gen, generate = doc["generator"], doc["phases"]["generate"]
-    assert (gen["seed"], gen["events"]) == (3, 4000)
-    assert gen["providers"] == list(PROVIDERS)
+    assert (gen["seed"], gen["events"]) == (3, 3000)
+    assert gen["providers"] == list(SMOKE_PROVIDERS)
     assert gen["digest"] == generate["profile"]["digest"]
-    assert generate["events"] >= 4000
+    assert generate["events"] >= 3000
     profile = generate["profile"]
-    assert set(profile["providers"]) == set(PROVIDERS)
+    assert set(profile["providers"]) == set(SMOKE_PROVIDERS)
     assert profile["median_line_bytes"] == gen["median_line_bytes"]
     assert profile["file_bytes"]["p50"] <= profile["file_bytes"]["p100"]
 
@@ -270,7 +274,8 @@ def test_smoke_import_phases_measure_memory_and_changes(smoke: tuple[Json, str])
     assert rerun["records"] == 0 and rerun["sources_opened"] == 0
     assert len(rerun["samples_s"]) == 2 and rerun["seconds"] == max(rerun["samples_s"])
     append = phases["append_1pct"]
-    assert append["lines_appended"] > 0 and append["files_appended"] >= 4
+    # at least a file of each provider but OpenCode (its database is not appended to)
+    assert append["lines_appended"] > 0 and append["files_appended"] >= len(SMOKE_PROVIDERS) - 1
     assert append["records"] == append["lines_appended"]
     assert append["events"] > 0 and append["usage_rows"] > 0
     assert append["ratio"] == pytest.approx(append["seconds"] / phases["import_full"]["seconds"])
@@ -328,7 +333,7 @@ def test_smoke_import_floor_sums_its_pieces_against_the_goal(smoke: tuple[Json, 
 def test_smoke_query_phases(smoke: tuple[Json, str]) -> None:
     phases = smoke[0]["phases"]
     search = phases["search"]
-    assert search["distinct_queries"] >= 50 and len(search["samples_s"]) >= 50
+    assert search["distinct_queries"] >= 30 and len(search["samples_s"]) >= 30
     assert search["queries_with_hits"] > 0
     assert len(search["cli"]["samples_s"]) == 3 and "process start" in search["cli"]["note"]
     assert search["p50_s"] <= search["p95_s"]

@@ -27,7 +27,7 @@ from agentlake.ingest.files import NamedFile, guess_format, plan_files
 from agentlake.ingest.run import ImportOptions, ImportResult, run_import
 from tests.conftest import CONFORMANCE, FIXTURES, CliRunner
 from tests.extract.catalogs import catalog_rows, import_provider
-from tests.extract.test_fuzz import MUTATION_LISTS, account_export
+from tests.extract.test_fuzz import EXPORT_FUZZ_EXAMPLES, MUTATION_LISTS, account_export
 
 SPEC = by_id("copilot")
 FORMAT = copilot.EXPORT_FORMAT
@@ -144,7 +144,8 @@ def test_two_default_named_exports_are_two_sessions(tmp_path: Path) -> None:
     assert _import(catalog, tmp_path / "a" / "chat.json", tmp_path / "b" / "chat.json",
                    fmt=FORMAT).exit_code == 0  # fmt: skip
     assert _rows(catalog, "SELECT session_id FROM sessions ORDER BY 1") == [
-        ("export:other_0",), ("export:request_x1",)
+        ("export:other_0",),
+        ("export:request_x1",),
     ]
 
 
@@ -418,7 +419,7 @@ def test_conformance_splitrail_session_named_as_a_file(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- fuzz
 
 
-@settings(max_examples=80, deadline=None, derandomize=True,
+@settings(max_examples=EXPORT_FUZZ_EXAMPLES, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
 @given(
     source=st.sampled_from([VSCODE_EXPORT, AIWG_SHAPE, SESSION_V3]),

@@ -23,7 +23,7 @@ from agentlake.ingest.files import NamedFile, guess_format
 from agentlake.ingest.run import ImportOptions, ImportResult, run_import
 from tests.conftest import CONFORMANCE, FIXTURES
 from tests.extract.catalogs import catalog_rows, import_provider
-from tests.extract.test_fuzz import MUTATION_LISTS, account_export
+from tests.extract.test_fuzz import EXPORT_FUZZ_EXAMPLES, MUTATION_LISTS, account_export
 
 SPEC = by_id("factory")
 HERE = FIXTURES / "factory"
@@ -298,7 +298,7 @@ def test_conformance_aiwg_exports(tmp_path: Path, name: str, outcome: str) -> No
 # --------------------------------------------------------------------------- fuzz
 
 
-@settings(max_examples=100, deadline=None, derandomize=True,
+@settings(max_examples=EXPORT_FUZZ_EXAMPLES, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
 @given(
     name=st.sampled_from(["droid_session", "aiwg_session"]),

@@ -32,7 +32,7 @@ from agentlake.ingest.files import NamedFile, guess_format
 from agentlake.ingest.run import ImportOptions, ImportResult, run_import
 from tests.conftest import CONFORMANCE, FIXTURES
 from tests.extract.catalogs import catalog_rows
-from tests.extract.test_fuzz import MUTATION_LISTS, account_export
+from tests.extract.test_fuzz import EXPORT_FUZZ_EXAMPLES, MUTATION_LISTS, account_export
 
 SPEC = by_id("openclaw")
 FORMAT = openclaw_export.FORMAT
@@ -391,7 +391,7 @@ def test_conformance_aiwg_snapshots(tmp_path: Path, name: str, outcome: str) -> 
 # --------------------------------------------------------------------------- fuzz
 
 
-@settings(max_examples=100, deadline=None, derandomize=True,
+@settings(max_examples=EXPORT_FUZZ_EXAMPLES, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])  # fmt: skip
 @given(mutations=MUTATION_LISTS)
 def test_mutated_snapshots_never_escape(mutations: list[tuple[str, float, int]]) -> None:

@@ -3,8 +3,8 @@ appended between kills, one file is truncated below its committed offset and one
 replaced by another file — and after the final run the catalog equals a clean import of
 the final files, except for the two refused sources, which the catalog reports.
 
-``AGENTLAKE_SOAK_KILLS`` sets the number of kills (12 by default: enough for
-kills before, between and after the truncation and the replacement; the acceptance run
+``AGENTLAKE_SOAK_KILLS`` sets the number of kills (9 by default: three each
+before, between and after the truncation and the replacement; the acceptance run
 uses 200).
 """
 
@@ -23,7 +23,7 @@ from fixtures.synth import generate_claude_corpus
 
 from .helpers import snapshot, start_import, start_import_reporting, wait_for_commit
 
-KILLS = int(os.environ.get("AGENTLAKE_SOAK_KILLS", "12"))
+KILLS = int(os.environ.get("AGENTLAKE_SOAK_KILLS", "9"))
 TABLES = ("events", "usage", "sessions", "rejects")
 
 
