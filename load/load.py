@@ -121,6 +121,7 @@ class CatalogWriter:
         # read as the import begins (only a commit of this import, under the writer
         # lock, adds to them meanwhile).
         self._revoked: dict[tuple[str, str], str] = {}
+        self._hidden = False  # whether the workspace has hidden sessions (begin_import)
         self._fault: FaultHook = faults or (lambda point: None)
         # Whether the workspace held sessions when this import began: only those can
         # have values of an earlier import to keep in `session_versions`.
@@ -152,6 +153,13 @@ class CatalogWriter:
                 "SELECT EXISTS (SELECT 1 FROM sessions WHERE workspace = ?)", [self.workspace]
             ).fetchone()
             self._earlier_sessions = bool(held and held[0])
+            # Lifecycle changes take the writer lock: constant for the whole import.
+            hidden = con.execute(
+                "SELECT EXISTS (SELECT 1 FROM sessions WHERE workspace = ? "
+                "AND lifecycle <> 'active')",
+                [self.workspace],
+            ).fetchone()
+            self._hidden = bool(hidden and hidden[0])
             revoked = con.execute(
                 "SELECT provider, session_id, operation_id FROM purge_revocations "
                 "WHERE workspace = ?",
@@ -250,6 +258,10 @@ class CatalogWriter:
                 run_script(con, insert_new_events_script(known), params)
                 new_events = _counts(con, count_events)
                 upsert = self._session_script("upsert_sessions")
+                if self._hidden:  # a new sub-agent of a hidden session is hidden with it
+                    upsert = "\n".join(
+                        (sql.query("hidden_fresh"), upsert, sql.query("hidden_inherit"))
+                    )
                 run_script(con, upsert if known else without_conflict_clause(upsert), params)
                 if tables["batch_usage"].num_rows:
                     run_script(con, self._session_script("merge_usage"), params)

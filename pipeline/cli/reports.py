@@ -195,6 +195,7 @@ for _kind, _help in _REPORT_HELP.items():
 def report_limits(
     tz: TzOpt = "UTC",
     provider: ReportProviderOpt = None,
+    include_hidden: IncludeHiddenOpt = False,
     wait: ReadWaitOpt = False,
     catalog: CatalogOpt = None,
     workspace: WorkspaceOpt = None,
@@ -209,8 +210,9 @@ def report_limits(
 
     def action() -> None:
         result = limits_report(
-            catalog_path(catalog), workspace_name(workspace), tz=tz, provider=provider
-        )
+            catalog_path(catalog), workspace_name(workspace), tz=tz, provider=provider,
+            include_hidden=include_hidden,
+        )  # fmt: skip
         if json:
             print_json(result.to_json())
             return

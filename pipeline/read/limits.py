@@ -58,13 +58,18 @@ def limits_report(
     tz: str = "UTC",
     provider: str | None = None,
     now: datetime | None = None,
+    include_hidden: bool = False,
 ) -> LimitsReport:
     """The latest rate-limit snapshot of each provider (id or alias), limit and window
-    of the workspace, with how old it is and when its window resets (in zone ``tz``)."""
+    of the workspace, with how old it is and when its window resets (in zone ``tz``);
+    hidden sessions' snapshots only with ``include_hidden``."""
     flt = ReportFilter(tz=tz, provider=provider)  # validates the zone and the provider
     moment = now or datetime.now(UTC)
     with reading(catalog) as con:
-        rows = latest_limits(con, workspace, tz=flt.tz, provider=flt.provider, now=moment)
+        rows = latest_limits(
+            con, workspace, tz=flt.tz, provider=flt.provider, now=moment,
+            include_hidden=include_hidden,
+        )  # fmt: skip
     return LimitsReport(flt.tz, flt.provider, moment, rows)
 
 
@@ -76,13 +81,15 @@ def latest_limits(
     provider: str | None = None,
     session_id: str | None = None,
     now: datetime | None = None,
+    include_hidden: bool = False,
 ) -> pa.Table:
     """The latest snapshot per provider, limit and window on ``con`` (of one session
-    when ``session_id`` is given), columns :data:`LIMIT_COLUMNS`."""
+    when ``session_id`` is given; of hidden sessions only with ``include_hidden``),
+    columns :data:`LIMIT_COLUMNS`."""
     moment = now or datetime.now(UTC)
     params = {
         "workspace": workspace, "provider": provider, "session_id": session_id, "tz": tz,
-        "now_epoch": moment.timestamp(),
+        "now_epoch": moment.timestamp(), "include_hidden": include_hidden,
     }  # fmt: skip
     table = con.execute(sql.query("report_limits"), params).to_arrow_table()
     return table.select(list(LIMIT_COLUMNS))

@@ -246,7 +246,10 @@ def show_session(
             include_hidden=include_hidden,
         )  # fmt: skip
         limits = naive_in_utc(
-            latest_limits(con, workspace, provider=provider, session_id=session_id)
+            # the session shown: its snapshots too, hidden or not
+            latest_limits(
+                con, workspace, provider=provider, session_id=session_id, include_hidden=True
+            )
         )
         if bounds is None:
             timeline: pa.Table | TimelineStream = TimelineStream(

@@ -6,7 +6,9 @@
 -- before $now_epoch the snapshot was written, `resets_in_seconds` how long after it the
 -- window resets (negative, `reset_passed`: it has reset since, and the percentage no
 -- longer holds).
--- Parameters: $workspace, $provider, $session_id, $tz, $now_epoch
+-- Snapshots written by hidden sessions are left out unless $include_hidden (their ids
+-- would show).
+-- Parameters: $workspace, $provider, $session_id, $tz, $now_epoch, $include_hidden
 -- The newest time of each group is found first (an aggregate of three keys); only the
 -- rows at that time are then ranked (ordering every snapshot by several keys cost five
 -- times as much).
@@ -19,6 +21,9 @@ WITH newest AS (
     WHERE workspace = $workspace
       AND ($provider IS NULL OR provider = $provider)
       AND ($session_id IS NULL OR session_id = $session_id)
+      AND ($include_hidden OR (provider, session_id) NOT IN (
+            SELECT (h.provider, h.session_id) FROM sessions h
+            WHERE h.workspace = $workspace AND h.lifecycle <> 'active'))
     GROUP BY ALL
 ),
 latest AS (
@@ -30,6 +35,9 @@ latest AS (
      AND coalesce(r.window_minutes, CASE r.window_kind WHEN 'primary' THEN -1 ELSE -2 END) = n.window_key
     WHERE r.workspace = $workspace
       AND ($session_id IS NULL OR r.session_id = $session_id)
+      AND ($include_hidden OR (r.provider, r.session_id) NOT IN (
+            SELECT (h.provider, h.session_id) FROM sessions h
+            WHERE h.workspace = $workspace AND h.lifecycle <> 'active'))
     QUALIFY row_number() OVER (
         PARTITION BY n.provider, n.limit_name, n.window_key
         ORDER BY r.session_id DESC, r.source_offset DESC, r.window_kind

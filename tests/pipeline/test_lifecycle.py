@@ -356,3 +356,48 @@ def test_a_hidden_session_stays_hidden_when_an_import_adds_to_it(
     row = _one(catalog, f"SELECT lifecycle, events FROM sessions WHERE session_id = '{parent}'")
     assert row == ("tombstoned", events + 1)
     assert list_sessions(catalog, "default").sessions.num_rows == 0
+
+
+def test_a_subagent_imported_after_its_parent_was_hidden_is_hidden_with_it(
+    cli: CliRunner, tmp_path: Path
+) -> None:
+    """Hiding a session hides its subtree, also the sub-agents that arrive later; a
+    restore of the parent brings them back with it."""
+    home, catalog = tmp_path / "home", tmp_path / "c.duckdb"
+    shutil.copytree(FIXTURES / "claude" / "subagents", home)
+    parent = "5d0c8e1e-0004-4000-8000-000000000001"
+    held = tmp_path / "held"
+    (agents,) = home.rglob("subagents")
+    agents.rename(held)  # the sub-agent's transcript is written after the first import
+    options = ImportOptions(catalog=catalog, workspace="default", home=home, env={})
+    assert run_import(options).exit_code == 0
+    proc = cli("sessions", "hide", parent, "--catalog", catalog, "--json")
+    assert json.loads(proc.stdout)["counts"]["sessions"] == 1
+    held.rename(agents)
+    assert run_import(options).exit_code == 0
+    children = f"SELECT lifecycle FROM sessions WHERE parent_session_id = '{parent}'"
+    assert _one(catalog, children) == "tombstoned"
+    assert list_sessions(catalog, "default").sessions.num_rows == 0
+    proc = cli("sessions", "restore", parent, "--catalog", catalog, "--json")
+    assert json.loads(proc.stdout)["counts"]["sessions"] == 2
+    assert _one(catalog, children) == "active"
+
+
+def test_report_limits_leaves_out_the_snapshots_of_hidden_sessions(
+    cli: CliRunner, catalog: Path
+) -> None:
+    """A rate-limit snapshot names the session that wrote it: a hidden session's
+    snapshots leave ``report limits`` (an older visible one stands) unless
+    ``--include-hidden``."""
+
+    def shown(*flags: str) -> set[str]:
+        proc = cli("report", "limits", "--catalog", catalog, "--json", *flags)
+        assert proc.returncode == 0, proc.stderr
+        return {row["session_id"] for row in json.loads(proc.stdout)["limits"]}
+
+    before = shown()
+    assert before, "the demo catalog holds rate-limit snapshots"
+    hidden = sorted(before)[0]
+    assert cli("sessions", "hide", hidden, "--catalog", catalog).returncode == 0
+    assert hidden not in shown()
+    assert hidden in shown("--include-hidden")
