@@ -33,17 +33,12 @@ def _lifecycle(
     from agentlake.manage.authz import authorize
     from agentlake.manage.lifecycle import change_lifecycle
 
-    from .output import catalog_path, print_json, workspace_name
+    from .output import catalog_path, print_change, workspace_name
 
     def action() -> None:
         auth = authorize(workspace_name(workspace), "hide" if operation == "hide" else "restore")
         change = change_lifecycle(catalog_path(catalog), auth, session_id, wait=wait)
-        if json:
-            print_json(change.to_dict())
-        else:
-            from .consoles import out
-
-            out.print(change.message, highlight=False, markup=False)
+        print_change(change.to_dict(), change.message, json=json)
 
     guard(debug, action)
 
@@ -79,17 +74,12 @@ def _tag(
     from agentlake.manage.authz import authorize
     from agentlake.manage.tags import tag_session
 
-    from .output import catalog_path, print_json, workspace_name
+    from .output import catalog_path, print_change, workspace_name
 
     def action() -> None:
         auth = authorize(workspace_name(workspace), "tag" if operation == "tag" else "untag")
         change = tag_session(catalog_path(catalog), auth, session_id, tag, wait=wait)
-        if json:
-            print_json(change.to_dict())
-        else:
-            from .consoles import out
-
-            out.print(change.message, highlight=False, markup=False)
+        print_change(change.to_dict(), change.message, json=json)
 
     guard(debug, action)
 

@@ -71,3 +71,13 @@ def print_table(table: pa.Table) -> None:
     from .render.rows import render_rows
 
     render_rows(out, table, title=None)
+
+
+def print_change(doc: Any, message: str, *, json: bool) -> None:
+    """A change's JSON document with ``--json``, else its one-line message."""
+    if json:
+        print_json(doc)
+        return
+    from .consoles import out
+
+    out.print(message, highlight=False, markup=False)
