@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, TypeVar
 
 import duckdb
@@ -26,6 +26,7 @@ from agentlake import sql
 from .catalog import load_fts, run_script
 from .search_index import DuckDBSearchIndex, Prepared
 from .transaction import transaction
+from .vectors import EmbedResult, publish_vectors
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -37,7 +38,7 @@ COMPACT_MIN_TAIL: Final = 200_000  # postings; smaller tails are cheap to scan
 
 # Told ("slice", n) once slice n is written and ("committed", n) once it is committed.
 Progress = Callable[[Literal["slice", "committed"], int], None]
-FaultHook = Callable[[Literal["index"]], None]  # tests: may raise inside a transaction
+FaultHook = Callable[[Literal["index", "embed"]], None]  # tests: may raise in a transaction
 T = TypeVar("T")
 
 
@@ -75,13 +76,15 @@ def lag(con: duckdb.DuckDBPyConnection, workspace: str) -> Lag:
 @dataclass(frozen=True, slots=True)
 class PublishResult:
     """What a publish step did: events indexed, withdrawals applied, slices committed,
-    seconds taken (compaction included), and whether it stopped before the end."""
+    seconds taken (compaction and vectors included), whether it stopped before the end,
+    and what its semantic part did."""
 
     indexed: int
     withdrawn: int
     slices: int
     seconds: float
     stopped: bool = False  # asked to stop: the slices after the watermark wait
+    vectors: EmbedResult = field(default_factory=EmbedResult)
 
     def to_json(self, *, workspace: str | None = None) -> dict[str, Any]:
         """The step's counts and seconds; led by ``workspace`` when given, as
@@ -93,6 +96,7 @@ class PublishResult:
             "withdrawn": self.withdrawn,
             "slices": self.slices,
             "seconds": round(self.seconds, 3),
+            "vectors": self.vectors.to_json(),
         }
 
 
@@ -127,7 +131,7 @@ def publish(
         through = _newest_import(con)
         slices = _make_slices(reader, workspace, above(watermark(con, workspace)), slice_bytes)
         ends = reader.execute(_SLICE_ENDS).fetchall()
-        prepared = _one_ahead(
+        prepared = one_ahead(
             lambda number: index.prepare(_slice_events(reader, workspace, number)), slices
         )
         indexed = 0
@@ -154,7 +158,10 @@ def publish(
         reader.close()
         index.close()
     compact(con, faults=faults)
-    return PublishResult(indexed, withdrawn, slices, time.perf_counter() - started)
+    vectors = publish_vectors(con, workspace, stop=stop, faults=faults)
+    return PublishResult(
+        indexed, withdrawn, slices, time.perf_counter() - started, vectors.stopped, vectors
+    )
 
 
 def rebuild(
@@ -196,7 +203,8 @@ def rebuild(
     # ones beside a million events' worth of them ran out of the ceiling.
     con.execute("CHECKPOINT")
     compact(con, min_tail=0, faults=faults)
-    return PublishResult(indexed, 0, slices, time.perf_counter() - started)
+    vectors = publish_vectors(con, workspace, faults=faults)
+    return PublishResult(indexed, 0, slices, time.perf_counter() - started, vectors=vectors)
 
 
 def compact(
@@ -345,7 +353,7 @@ ON CONFLICT (workspace) DO UPDATE SET through_import = excluded.through_import
 """
 
 
-def _one_ahead(work: Callable[[int], T], count: int) -> Generator[T, None, None]:
+def one_ahead(work: Callable[[int], T], count: int) -> Generator[T, None, None]:
     """``work(0) … work(count - 1)`` in order, each computed in a thread while the
     caller uses the one before; an error in ``work`` is raised where its result is
     taken. Closing the iterator early waits for the call in progress."""

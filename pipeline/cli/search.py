@@ -1,7 +1,7 @@
-"""``agentlake search``: full-text search over the imported events."""
+"""``agentlake search``: search the imported events by words, meaning, or both."""
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -51,13 +51,21 @@ def search_(
     ] = None,
     tag: TagOpt = None,
     include_hidden: IncludeHiddenOpt = False,
+    mode: Annotated[
+        Literal["auto", "hybrid", "lexical", "semantic"],
+        typer.Option(
+            "--mode",
+            help="hybrid: words and meaning fused; lexical: words (BM25); semantic: meaning. "
+            "auto: hybrid once the events are embedded, else lexical.",
+        ),
+    ] = "auto",
     wait: ReadWaitOpt = False,
     catalog: CatalogOpt = None,
     workspace: WorkspaceOpt = None,
     json: JsonOpt = False,
     debug: DebugOpt = False,
 ) -> None:
-    """Full-text search over every imported event, ranked by BM25."""
+    """Search every imported event by its words (BM25), its meaning, or both fused."""
     from agentlake.read.search import SearchFilter, search_page
 
     from .output import catalog_path, print_json, workspace_name
@@ -70,7 +78,7 @@ def search_(
         )  # fmt: skip
         page = search_page(
             catalog_path(catalog), workspace_name(workspace), query, limit=limit, offset=offset,
-            flt=flt, cursor=cursor,
+            flt=flt, cursor=cursor, mode=mode,
         )  # fmt: skip
         if json:
             print_json(page.to_json(query))

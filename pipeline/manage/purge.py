@@ -39,13 +39,13 @@ from .audit import record
 from .authz import Authorization
 from .writes import mutation
 
-#: The tables a purge deletes rows of, in the order counts are shown. The catalog keeps
-#: no embeddings yet; a table of them (or any other table with a session's rows) joins
-#: this list, sql/queries/purge_scope.sql and purge_delete.sql (tests/pipeline/
-#: test_purge.py scans every table with a ``session_id`` column after a purge).
+#: The tables a purge deletes rows of, in the order counts are shown. Any other table
+#: with a session's rows (or its events') joins this list, sql/queries/purge_scope.sql
+#: and purge_delete.sql (tests/pipeline/test_purge.py scans every table with a
+#: ``session_id`` or ``event_id`` column after a purge).
 TABLES: Final[tuple[str, ...]] = (
     "sessions", "session_versions", "events", "usage", "rate_limits", "session_tags",
-    "search_docs", "search_postings", "search_withdrawn",
+    "search_docs", "search_postings", "search_withdrawn", "search_vectors", "vector_withdrawn",
 )  # fmt: skip
 RECEIPT_VERSION: Final = 1
 

@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 
 import duckdb
 
@@ -37,6 +37,9 @@ K1: Final = 1.2
 B: Final = 0.75
 PREFIX_EXPANSION: Final = 64  # most frequent terms a prefix expands to
 SCORE_SCALE: Final = 1e9  # scores rank to nine decimals
+SearchMode = Literal["auto", "hybrid", "lexical", "semantic"]
+
+
 @dataclass(frozen=True, slots=True)
 class SearchFilter:
     """Narrowing of a search."""
@@ -74,6 +77,8 @@ class SearchHit:
     snippet: str
     event_id: str
     highlights: list[tuple[int, int]] = field(default_factory=list)
+    lexical_rank: int | None = None  # its rank by BM25 (hybrid and semantic searches)
+    semantic_rank: int | None = None  # its rank by meaning (hybrid and semantic searches)
 
 
 def _prefix_terms(con: duckdb.DuckDBPyConnection, workspace: str, prefix: str) -> list[QueryTerm]:
@@ -158,17 +163,20 @@ class SearchPage:
     hits: list[SearchHit]
     next_cursor: str | None
     unindexed: int = 0
+    mode: Literal["lexical", "semantic", "hybrid"] = "lexical"  # how the page was ranked
 
     def to_json(self, query: str) -> dict[str, Any]:
         """The page as ``agentlake search --json`` prints it for ``query``."""
         hits = [
             {"session_id": h.session_id, "provider": h.provider, "kind": h.kind, "ts": h.ts,
              "score": h.score, "snippet": h.snippet, "highlights": h.highlights,
-             "event_id": h.event_id}
+             "event_id": h.event_id, "lexical_rank": h.lexical_rank,
+             "semantic_rank": h.semantic_rank}
             for h in self.hits
         ]  # fmt: skip
         return {
             "query": query,
+            "mode": self.mode,
             "hits": hits,
             "next_cursor": self.next_cursor,
             "unindexed": self.unindexed,
@@ -183,11 +191,14 @@ def search(
     limit: int = 20,
     offset: int = 0,
     flt: SearchFilter | None = None,
+    mode: SearchMode = "auto",
 ) -> list[SearchHit]:
-    """Events matching ``query`` ranked by BM25 (k1 = 1.2, b = 0.75), best first.
-    ``catalog`` is a path, or a read-only connection kept open across searches (which
-    is left with the fts extension loaded and late materialization off)."""
-    return search_page(catalog, workspace, query, limit=limit, offset=offset, flt=flt).hits
+    """Events matching ``query``, best first: by BM25 (k1 = 1.2, b = 0.75), by meaning,
+    or both fused (``mode``, as :func:`search_page`). ``catalog`` is a path, or a
+    read-only connection kept open across searches (which is left with the fts
+    extension loaded and late materialization off, and keeps the workspace's vectors)."""
+    page = search_page(catalog, workspace, query, limit=limit, offset=offset, flt=flt, mode=mode)
+    return page.hits
 
 
 def search_page(
@@ -199,95 +210,49 @@ def search_page(
     offset: int = 0,
     flt: SearchFilter | None = None,
     cursor: str | None = None,
+    mode: SearchMode = "auto",
 ) -> SearchPage:
     """One page of :func:`search`, with keyset pagination.
 
+    ``mode``: ``lexical`` ranks by BM25 alone, ``semantic`` by the similarity of each
+    embedded event to the query's meaning, ``hybrid`` fuses both rankings
+    (:mod:`agentlake.read.hybrid`); ``auto`` is hybrid when the workspace has vectors
+    and the model is installed, else lexical.
+
     The first page pins a snapshot: the newest import, the collection statistics and
     each query term's document frequency. Later pages (``cursor``) rank only events of
-    that snapshot with those frozen statistics and continue after the last (score,
-    number in the index), so pages neither skip nor repeat while imports add events. A cursor is
-    signed with the catalog's secret and bound to the workspace, query and filters.
+    that snapshot with those frozen statistics and continue after the last hit's key,
+    so pages neither skip nor repeat while imports add events. A cursor is signed with
+    the catalog's secret and bound to the workspace, query, mode and filters.
     """
+    from agentlake.read.hybrid import chosen_mode, fused_page, start_semantic
+
     parsed = parse_query(query)
     flt = flt or SearchFilter()
-    bound = {"kind": "search", "workspace": workspace, "query": query, "filters": _filter_key(flt),
-             "keys": "score in billionths, doc"}  # fmt: skip
     with reading(catalog, wheel_fts=True) as con:
-        words = sorted(
-            {w for c in parsed.clauses for a in c if a.kind != "prefix" for w in a.text.split()}
-            | set(parsed.excluded)
-        )
-        # A session named as everywhere else: its id, or a unique prefix of 4 or more.
-        session = (
-            session_named(con, workspace, flt.session, include_hidden=flt.include_hidden)[1]
-            if flt.session
-            else None
-        )
-        snap = _collection(con, workspace)
-        secret = snap.secret
-        index = DuckDBSearchIndex(con, workspace, stemming=snap.stemming)
-        looked_up = index.query(words)
-        stems, known = looked_up.terms, looked_up.known
-        if cursor is not None:
-            state = cursors.decode(cursor, secret, expect=bound)
-            snapshot, n, avgdl = int(state["snapshot"]), float(state["n"]), float(state["avgdl"])
-            frozen_df: dict[str, int] = state["df"]
-            after: list[Any] | None = state["after"]
-        else:
-            snapshot, n, avgdl = snap.import_id, snap.docs, snap.avgdl
-            frozen_df, after = {}, None
-        clauses: list[list[str]] = []  # the terms of each clause
-        indexed = known if cursor is None else frozen_df  # as the first page saw them
-        for clause in parsed.clauses:
-            if len(clause) == 1 and clause[0].kind == "phrase":
-                # Every indexed word of a phrase must match: a clause each (a stop word,
-                # or a word too short, is left to the phrase's own check).
-                words_in = [[stems[w]] for w in clause[0].text.split() if stems[w] in indexed]
-                if words_in:
-                    clauses += words_in
-                    continue
-            clauses.append([])
-            for atom in clause:
-                if atom.kind == "prefix":
-                    expansion = _prefix_terms(con, workspace, atom.text)
-                    known.update((t.term, t) for t in expansion)
-                    clauses[-1] += [t.term for t in expansion]
-                else:
-                    clauses[-1] += [stems[w] for w in atom.text.split()]
-        if cursor is None:
-            frozen_df = {t: known[t].df for clause in clauses for t in clause if t in known}
-        # Postings name terms by number; a term the index does not hold has none (NULL).
-        numbers = {t: known[t].term_id for t in known}
-        excluded = [numbers[stems[w]] for w in parsed.excluded if stems[w] in numbers]
-        params: dict[str, Any] = {
-            "ws": workspace, "excluded": excluded,
-            "clauses": [[(numbers.get(t), frozen_df.get(t, 0)) for t in c] for c in clauses],
-            "limit": limit, "offset": offset if cursor is None else 0,
-            "k1": K1, "b": B, "n": n, "avgdl": avgdl, "snapshot": snapshot,
-            "after_key": after[0] if after else None, "after_doc": after[1] if after else None,
-            "provider": flt.provider, "kind": flt.kind, "model": flt.model,
-            "session": session, "project": flt.project, "withdrawn": snap.withdrawn,
-            "tag": flt.tag, "include_hidden": flt.include_hidden,
-            "since": datetime.combine(flt.since, datetime.min.time()) if flt.since else None,
-            "until": datetime.combine(flt.until + timedelta(days=1), datetime.min.time()) if flt.until else None,
-        }  # fmt: skip
-        if not all(clauses):  # a prefix that expands to no term matches nothing
-            return SearchPage([], None, snap.unindexed)
-        # The words of a phrase in order with only non-word characters between them.
-        phrases = ["(?i)" + "[^a-z0-9]+".join(p.split()) for p in parsed.phrases]
-        # A first page without filters ranks the postings alone: reading the events'
-        # small columns for every match is then wasted work.
-        # Hidden sessions' events leave the matches in the filtered query.
-        plain = (
-            cursor is None
-            and replace(flt, include_hidden=False) == SearchFilter()
-            and (flt.include_hidden or not any_hidden(con, workspace))
-        )
-        if phrases:
-            ranked, found = _rank_with_phrases(con, workspace, params, phrases, plain)
-        else:
-            ranked = _rank(con, params, plain)
-            found = _events_by_id(con, workspace, [r.event_id for r in ranked])
+        # The model and the vectors load in the background while the words are ranked.
+        semantic = start_semantic(con, workspace, parsed.meaning) if mode != "lexical" else None
+        try:
+            snap = _collection(con, workspace)
+            chosen = chosen_mode(con, workspace, mode)
+            bound = {"kind": "search", "workspace": workspace, "query": query,
+                     "filters": _filter_key(flt), "mode": chosen,
+                     "keys": "score in billionths, doc" if chosen == "lexical"
+                     else "score in billionths, event id"}  # fmt: skip
+            state = None if cursor is None else cursors.decode(cursor, snap.secret, expect=bound)
+            plan = _plan(con, workspace, parsed, flt, snap, state)
+            if chosen != "lexical":
+                assert semantic is not None
+                return fused_page(con, workspace, parsed, plan, semantic, chosen=chosen,
+                                  bound=bound, state=state, limit=limit, offset=offset)  # fmt: skip
+            after = state["after"] if state else None
+            ranked, found = lexical_ranked(
+                con, workspace, plan, limit=limit, offset=offset if state is None else 0,
+                after=after,
+            )  # fmt: skip
+        finally:
+            if semantic is not None:
+                semantic.close()
     hits = []
     for r in ranked:
         provider, session_id, ts, kind, body = found[r.event_id]
@@ -297,10 +262,123 @@ def search_page(
         hits.append(SearchHit(session_id, provider, kind, when, score, snip, r.event_id, spans))
     next_cursor = None
     if len(hits) == limit:
-        state = {**bound, "snapshot": snapshot, "n": n, "avgdl": avgdl, "df": frozen_df,
-                 "after": [ranked[-1].key, ranked[-1].doc]}  # fmt: skip
-        next_cursor = cursors.encode(state, secret)
-    return SearchPage(hits, next_cursor, snap.unindexed)
+        state = {**bound, **plan.frozen, "after": [ranked[-1].key, ranked[-1].doc]}
+        next_cursor = cursors.encode(state, snap.secret)
+    return SearchPage(hits, next_cursor, snap.unindexed, "lexical")
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalPlan:
+    """A query made ready to rank lexically: the statement's parameters (all but the
+    page's limit, offset and key), the phrase patterns, whether the postings can be
+    ranked alone (``plain``), whether anything can match, and the snapshot and
+    statistics a cursor pins (``frozen``)."""
+
+    params: dict[str, Any]
+    phrases: list[str]
+    plain: bool
+    matchable: bool
+    frozen: dict[str, Any]
+
+
+def _plan(
+    con: duckdb.DuckDBPyConnection,
+    workspace: str,
+    parsed: ParsedQuery,
+    flt: SearchFilter,
+    snap: _Collection,
+    state: dict[str, Any] | None,
+) -> LexicalPlan:
+    """The :class:`LexicalPlan` of ``parsed`` under ``flt``: the first page's (``state``
+    ``None``) or that of the page after a cursor's ``state``."""
+    words = sorted(
+        {w for c in parsed.clauses for a in c if a.kind != "prefix" for w in a.text.split()}
+        | set(parsed.excluded)
+    )
+    # A session named as everywhere else: its id, or a unique prefix of 4 or more.
+    session = (
+        session_named(con, workspace, flt.session, include_hidden=flt.include_hidden)[1]
+        if flt.session
+        else None
+    )
+    index = DuckDBSearchIndex(con, workspace, stemming=snap.stemming)
+    looked_up = index.query(words)
+    stems, known = looked_up.terms, looked_up.known
+    if state is not None:
+        snapshot, n, avgdl = int(state["snapshot"]), float(state["n"]), float(state["avgdl"])
+        frozen_df: dict[str, int] = state["df"]
+    else:
+        snapshot, n, avgdl = snap.import_id, snap.docs, snap.avgdl
+        frozen_df = {}
+    clauses: list[list[str]] = []  # the terms of each clause
+    indexed = known if state is None else frozen_df  # as the first page saw them
+    for clause in parsed.clauses:
+        if len(clause) == 1 and clause[0].kind == "phrase":
+            # Every indexed word of a phrase must match: a clause each (a stop word,
+            # or a word too short, is left to the phrase's own check).
+            words_in = [[stems[w]] for w in clause[0].text.split() if stems[w] in indexed]
+            if words_in:
+                clauses += words_in
+                continue
+        clauses.append([])
+        for atom in clause:
+            if atom.kind == "prefix":
+                expansion = _prefix_terms(con, workspace, atom.text)
+                known.update((t.term, t) for t in expansion)
+                clauses[-1] += [t.term for t in expansion]
+            else:
+                clauses[-1] += [stems[w] for w in atom.text.split()]
+    if state is None:
+        frozen_df = {t: known[t].df for clause in clauses for t in clause if t in known}
+    # Postings name terms by number; a term the index does not hold has none (NULL).
+    numbers = {t: known[t].term_id for t in known}
+    excluded = [numbers[stems[w]] for w in parsed.excluded if stems[w] in numbers]
+    params: dict[str, Any] = {
+        "ws": workspace, "excluded": excluded,
+        "clauses": [[(numbers.get(t), frozen_df.get(t, 0)) for t in c] for c in clauses],
+        "k1": K1, "b": B, "n": n, "avgdl": avgdl, "snapshot": snapshot,
+        "provider": flt.provider, "kind": flt.kind, "model": flt.model,
+        "session": session, "project": flt.project, "withdrawn": snap.withdrawn,
+        "tag": flt.tag, "include_hidden": flt.include_hidden,
+        "since": datetime.combine(flt.since, datetime.min.time()) if flt.since else None,
+        "until": datetime.combine(flt.until + timedelta(days=1), datetime.min.time()) if flt.until else None,
+    }  # fmt: skip
+    # The words of a phrase in order with only non-word characters between them.
+    phrases = ["(?i)" + "[^a-z0-9]+".join(p.split()) for p in parsed.phrases]
+    # A first page without filters ranks the postings alone: reading the events'
+    # small columns for every match is then wasted work.
+    # Hidden sessions' events leave the matches in the filtered query.
+    plain = (
+        state is None
+        and replace(flt, include_hidden=False) == SearchFilter()
+        and (flt.include_hidden or not any_hidden(con, workspace))
+    )
+    frozen = {"snapshot": snapshot, "n": n, "avgdl": avgdl, "df": frozen_df}
+    # A prefix that expands to no term matches nothing.
+    return LexicalPlan(params, phrases, plain, bool(clauses) and all(clauses), frozen)
+
+
+def lexical_ranked(
+    con: duckdb.DuckDBPyConnection,
+    workspace: str,
+    plan: LexicalPlan,
+    *,
+    limit: int,
+    offset: int = 0,
+    after: Sequence[Any] | None = None,
+    rows: bool = True,
+) -> tuple[list[_Ranked], dict[str, tuple[Any, ...]]]:
+    """One page of ``plan``'s events by BM25, best first, after the key ``after``
+    (score in billionths, number in the index), with their rows (unless ``rows`` is
+    false and the query has no phrase to check)."""
+    if not plan.matchable:
+        return [], {}
+    params = {**plan.params, "limit": limit, "offset": offset,
+              "after_key": after[0] if after else None, "after_doc": after[1] if after else None}  # fmt: skip
+    if plan.phrases:
+        return _rank_with_phrases(con, workspace, params, plan.phrases, plan.plain)
+    ranked = _rank(con, params, plan.plain)
+    return ranked, _events_by_id(con, workspace, [r.event_id for r in ranked]) if rows else {}
 
 
 class _Ranked(NamedTuple):

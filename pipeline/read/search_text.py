@@ -45,6 +45,12 @@ class ParsedQuery:
         ]
 
     @property
+    def meaning(self) -> str:
+        """The positive atoms as written, without operators: what semantic search
+        embeds."""
+        return " ".join(atom.text for clause in self.clauses for atom in clause)
+
+    @property
     def words(self) -> list[str]:
         """Every positive word (for highlighting)."""
         out: list[str] = []

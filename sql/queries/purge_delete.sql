@@ -1,11 +1,15 @@
 -- Delete every row of the sessions in temp table `purge_scope` (provider, session_id),
 -- in the purge's one transaction: their events' postings first (`gone_events`, then
 -- search_index_remove.sql, run by the caller before this script), then their pending
--- withdrawals, events, calls, rate-limit snapshots, tags, archived versions and rows.
+-- withdrawals, semantic vectors, events, calls, rate-limit snapshots, tags, archived versions and rows.
 -- The audit, the receipt and the sources' checkpoints stay (the checkpoints are what
 -- keeps the sessions' old bytes from being read again).
 -- Parameters: $workspace
 DELETE FROM search_withdrawn
+WHERE workspace = $workspace AND event_id IN (SELECT event_id FROM gone_events);
+DELETE FROM search_vectors
+WHERE workspace = $workspace AND event_id IN (SELECT event_id FROM gone_events);
+DELETE FROM vector_withdrawn
 WHERE workspace = $workspace AND event_id IN (SELECT event_id FROM gone_events);
 DELETE FROM events e
 WHERE e.workspace = $workspace AND (e.provider, e.session_id) IN (SELECT provider, session_id FROM purge_scope);

@@ -2,7 +2,8 @@
 -- delete: per table, the rows of those sessions and a digest of their ids (never of
 -- their text), so that a preview's operation id changes whenever the scope does.
 -- `search_postings` and `search_docs` are the postings and numbers of the scope's
--- events in the search index; `search_withdrawn` their pending withdrawals.
+-- events in the search index; `search_withdrawn` their pending withdrawals;
+-- `search_vectors` and `vector_withdrawn` their semantic vectors and pending withdrawals.
 -- Parameters: $workspace
 WITH scoped_events AS (
     SELECT e.event_id FROM events e SEMI JOIN purge_scope USING (provider, session_id)
@@ -42,6 +43,14 @@ WITH scoped_events AS (
     UNION ALL
     SELECT 'search_withdrawn', w.event_id
     FROM search_withdrawn w SEMI JOIN scoped_events USING (event_id)
+    WHERE w.workspace = $workspace
+    UNION ALL
+    SELECT 'search_vectors', v.event_id
+    FROM search_vectors v SEMI JOIN scoped_events USING (event_id)
+    WHERE v.workspace = $workspace
+    UNION ALL
+    SELECT 'vector_withdrawn', w.event_id
+    FROM vector_withdrawn w SEMI JOIN scoped_events USING (event_id)
     WHERE w.workspace = $workspace
 )
 SELECT tbl, count(*) AS n, sha256(string_agg(id, chr(10) ORDER BY id)) AS digest

@@ -72,6 +72,8 @@ _SESSION_ROWS = {
     "search_docs": "SELECT e.session_id FROM search_docs d JOIN events e USING (workspace, event_id)",
     "search_postings": "SELECT e.session_id FROM search_postings p JOIN search_docs d USING (doc) "
     "JOIN events e USING (workspace, event_id)",
+    "search_vectors": "SELECT e.session_id FROM search_vectors v JOIN events e "
+    "USING (workspace, event_id)",
 }
 
 
@@ -135,6 +137,10 @@ def _orphans(catalog: Path) -> dict[str, int]:
             "USING (doc)",
             "withdrawn": "SELECT count(*) FROM search_withdrawn w ANTI JOIN events e "
             "USING (workspace, event_id)",
+            "dangling_vectors": "SELECT count(*) FROM search_vectors v ANTI JOIN events e "
+            "USING (workspace, event_id)",
+            "vector_withdrawn": "SELECT count(*) FROM vector_withdrawn w ANTI JOIN events e "
+            "USING (workspace, event_id)",
             "df_mismatch": "SELECT count(*) FROM search_terms t LEFT JOIN (SELECT term_id, "
             "count(*) AS n FROM search_postings GROUP BY ALL) p USING (term_id) "
             "WHERE t.df <> coalesce(p.n, 0)",
@@ -157,6 +163,7 @@ def test_the_preview_counts_every_row_of_the_session_and_its_subtree(
     assert {t: shown.counts[t] for t in expected} == expected
     assert expected["events"] == 7 and expected["usage"] == 4 and expected["session_tags"] == 1
     assert expected["search_postings"] > 0 and shown.counts["search_withdrawn"] == 0
+    assert expected["search_vectors"] > 0 and shown.counts["vector_withdrawn"] == 0
     # stable while nothing changes; a child alone is its own, smaller scope
     assert preview(catalog, AUTH, PARENT).operation_id == shown.operation_id
     child = preview(catalog, AUTH, CHILDREN[0])

@@ -193,6 +193,8 @@ def _render_catalog(console: Console, report: DoctorReport, *, wide: bool) -> No
     index = cat.search_index
     if index is not None:
         table.add_row(f"search index ({index.kind})", f"{index.state}: {index.message}")
+    if cat.vectors is not None:
+        table.add_row("semantic vectors", f"{cat.vectors.state}: {cat.vectors.message}")
     for name, rows in (cat.orphans or {}).items():
         table.add_row(f"orphans: {name.replace('_', ' ')}", count(rows))
     table.add_row("abandoned imports", count(cat.abandoned_imports))

@@ -48,12 +48,14 @@ def render_hits(
         Column("kind", "label"),
         Column("when", "when", drop=1),
         Column("snippet", "text", wrap=True, floor=40),
-        title=f"search: {query}",
+        title=f"search: {query}" if page.mode == "lexical" else f"search ({page.mode}): {query}",
     )
     wide = is_wide(console)
+    # Fused scores are sums of 1 / (60 + rank): they differ in the third decimal.
+    digits = 2 if page.mode == "lexical" else 4
     for h in page.hits:
         at = when(h.ts) if wide or h.ts is None else f"{h.ts:%Y-%m-%d}"
-        grid.add_row(f"{h.score:.2f}", h.session_id, h.provider, h.kind, at, highlighted(h))
+        grid.add_row(f"{h.score:.{digits}f}", h.session_id, h.provider, h.kind, at, highlighted(h))
     grid.show(console)
     if page.next_cursor:
         console.print(

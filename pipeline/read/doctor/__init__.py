@@ -39,6 +39,11 @@ JSON shapes (``to_json()``, ``version`` 1; keys are stable, lists are sorted):
                                   "missing": int | null, "dangling": int | null, "lag":
                                   int (events not searchable yet: the publish step
                                   lags), "message": str, "remedy": str | null} | null,
+                 "vectors": {"state": "ok" | "empty" | "lagging" | "stale" |
+                             "unavailable", "embedded": int, "lag": int (embeddable
+                             events above the vector watermark), "pending": int
+                             (withdrawals to apply), "model": str | null, "message": str,
+                             "remedy": str | null} | null,
                  "orphans": {"events_without_session", "usage_without_session",
                              "events_without_source", "usage_without_source"} | null,
                  "imports": [{"import_id", "started_at", "ended_at", "status",

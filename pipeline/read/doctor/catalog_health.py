@@ -34,6 +34,8 @@ from .values import (
     RejectCount,
     RootCheck,
     SearchIndexCheck,
+    VectorCheck,
+    VectorState,
     as_utc,
 )
 
@@ -246,7 +248,37 @@ def _catalog_check(
         str(s): int(n) for s, n in con.execute(sql.query("doctor_import_status"), params).fetchall()
     }
     index = _index_check(con, workspace) if deep else _index_counters(con, workspace)
-    return CatalogCheck(path, True, version, tables, index, orphans, imports, by_status)
+    vectors = _vector_check(con, workspace)
+    return CatalogCheck(path, True, version, tables, index, orphans, imports, by_status, vectors)
+
+
+def _vector_check(con: duckdb.DuckDBPyConnection, workspace: str) -> VectorCheck:
+    """The semantic vectors' state: counted from the vectors and the events above their
+    watermark (an index on nothing: the embeddable events' kinds and import ids)."""
+    from agentlake.load.embedder import ModelUnavailable, model_dir
+    from agentlake.load.vectors import vector_lag
+
+    behind = vector_lag(con, workspace)
+    row = con.execute(
+        "SELECT count(*) FROM search_vectors WHERE workspace = $ws", {"ws": workspace}
+    ).fetchone()
+    embedded = int(row[0]) if row else 0
+    try:
+        model_dir()
+        unavailable = None
+    except ModelUnavailable as missing:
+        unavailable = str(missing)
+    state: VectorState
+    if unavailable is not None:
+        state = "unavailable"
+    elif behind.stale:
+        state = "stale"
+    elif behind.unembedded or behind.pending:
+        state = "lagging"
+    else:
+        state = "ok" if embedded else "empty"
+    return VectorCheck(state, embedded, behind.unembedded, behind.pending, behind.model,
+                       unavailable)  # fmt: skip
 
 
 def _orphans(con: duckdb.DuckDBPyConnection, workspace: str) -> dict[str, int]:

@@ -173,6 +173,47 @@ class SearchIndexCheck:
         return self.state in ("missing", "stale")
 
 
+VectorState = Literal["ok", "empty", "lagging", "stale", "unavailable"]
+
+
+@dataclass(frozen=True, slots=True)
+class VectorCheck:
+    """The semantic vectors of this workspace: how many events are embedded, how many
+    embeddable events the publish step has not reached (``lag``) or must embed again
+    (``pending`` withdrawals), the model that made them, and why the model cannot load
+    (``unavailable``: search stays lexical)."""
+
+    state: VectorState
+    embedded: int
+    lag: int
+    pending: int
+    model: str | None
+    unavailable: str | None = None
+
+    @property
+    def message(self) -> str:
+        """One line on the vectors."""
+        if self.state == "unavailable":
+            return f"semantic search is off: {self.unavailable}"
+        if self.state == "stale":
+            return f"{self.embedded:,} vectors were made by another model ({self.model})"
+        if self.state == "empty":
+            return "no event to embed"
+        line = f"{self.embedded:,} events embedded ({self.model})"
+        behind = self.lag + self.pending
+        if behind:
+            events = "1 event is" if behind == 1 else f"{behind:,} events are"
+            return f"{line}; {events} not searchable by meaning yet (embeddings lag)"
+        return line
+
+    @property
+    def remedy(self) -> str | None:
+        """What to do when the vectors lag or are another model's."""
+        if self.state in ("lagging", "stale"):
+            return "run 'agentlake index' to embed them"
+        return None
+
+
 @dataclass(frozen=True, slots=True)
 class CatalogCheck:
     """The catalog's integrity, for one workspace (``exists`` False: nothing else)."""
@@ -185,6 +226,7 @@ class CatalogCheck:
     orphans: Mapping[str, int] | None = None  # None: not counted (only a deep check does)
     imports: tuple[ImportReceipt, ...] = ()
     imports_by_status: Mapping[str, int] = field(default_factory=dict)
+    vectors: VectorCheck | None = None
 
     @property
     def abandoned_imports(self) -> int:
@@ -330,6 +372,17 @@ class DoctorReport:
                     "lag": index.lag,
                     "message": index.message,
                     "remedy": index.remedy,
+                },
+                "vectors": None
+                if cat.vectors is None
+                else {
+                    "state": cat.vectors.state,
+                    "embedded": cat.vectors.embedded,
+                    "lag": cat.vectors.lag,
+                    "pending": cat.vectors.pending,
+                    "model": cat.vectors.model,
+                    "message": cat.vectors.message,
+                    "remedy": cat.vectors.remedy,
                 },
                 "orphans": None if cat.orphans is None else dict(cat.orphans),
                 "imports": [receipt_json(r) for r in cat.imports],

@@ -1,0 +1,228 @@
+"""Semantic and hybrid search pages.
+
+A hybrid page fuses two rankings of the same filtered events by reciprocal rank
+(RRF, k = :data:`RRF_K`): the best :data:`DEPTH` by BM25 and the best :data:`DEPTH`
+by meaning (:mod:`agentlake.read.semantic`). An event's score is the sum over the
+rankings it is in of ``1 / (k + rank)``, so a hit found by only one side still counts,
+and one found by both rises. Pages follow the lexical search's cursor rules: the
+first page pins the snapshot and the BM25 statistics, and later pages continue after
+the last hit's (score, event id). A hybrid search ranks at most ``2 * DEPTH`` events
+(``--mode lexical`` or ``semantic`` pages through every match).
+
+The query's own syntax holds on both sides: an excluded word leaves the semantic
+candidates that hold it, and a phrase keeps only those that contain it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import UTC
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+import duckdb
+
+from agentlake import sql
+from agentlake.errors import ConfigurationError
+from agentlake.read import cursors
+from agentlake.read.search import (
+    SCORE_SCALE,
+    LexicalPlan,
+    ParsedQuery,
+    SearchHit,
+    SearchMode,
+    SearchPage,
+    _collection,
+    _events_by_id,
+    lexical_ranked,
+    snippet,
+)
+from agentlake.read.semantic import VectorSet, eligible, has_vectors, ranked, vector_set
+
+if TYPE_CHECKING:
+    import numpy as np
+
+RRF_K: Final = 60
+DEPTH: Final = 200  # events each ranking brings to a hybrid page
+_WINDOW_MAX: Final = 1 << 20  # semantic candidates checked for phrases and exclusions
+
+
+class Semantic:
+    """The query's vector and the workspace's vectors, loading in threads while the
+    caller ranks by words (the tokenizer, numpy and DuckDB release the GIL)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, workspace: str, query: str) -> None:
+        self._pool = ThreadPoolExecutor(2, thread_name_prefix="agentlake-semantic")
+        self._reader = con.cursor()
+        self.query: Future[np.ndarray] = self._pool.submit(_query_vector, query)
+        self.vectors: Future[VectorSet] = self._pool.submit(
+            vector_set, con, workspace, self._reader
+        )
+
+    def close(self) -> None:
+        """Wait for the loads (an error in them is not raised here) and free them."""
+        self._pool.shutdown(wait=True)
+        self._reader.close()
+
+
+def start_semantic(con: duckdb.DuckDBPyConnection, workspace: str, query: str) -> Semantic | None:
+    """:class:`Semantic` for ``query`` when the workspace has vectors, else ``None``."""
+    return Semantic(con, workspace, query) if has_vectors(con, workspace) else None
+
+
+def _query_vector(query: str) -> np.ndarray:
+    from agentlake.load.embedder import load_embedder
+
+    return load_embedder().embed([query])[0]
+
+
+def chosen_mode(
+    con: duckdb.DuckDBPyConnection, workspace: str, mode: SearchMode
+) -> Literal["lexical", "semantic", "hybrid"]:
+    """The mode a search runs in: ``auto`` is hybrid when the workspace has vectors and
+    the model is installed; ``hybrid`` and ``semantic`` without them are a usage error
+    that says how to get them."""
+    from agentlake.load.embedder import ModelUnavailable, model_dir
+
+    if mode == "lexical":
+        return "lexical"
+    try:
+        model_dir()
+    except ModelUnavailable as missing:
+        if mode == "auto":
+            return "lexical"
+        raise ConfigurationError(f"--mode {mode}: {missing}") from None
+    if not has_vectors(con, workspace):
+        if mode == "auto":
+            return "lexical"
+        raise ConfigurationError(
+            f"--mode {mode}: workspace {workspace!r} has no semantic vectors yet; run "
+            "'agentlake index' to embed its events, or search with --mode lexical"
+        )
+    return "hybrid" if mode == "auto" else mode
+
+
+def fused_page(
+    con: duckdb.DuckDBPyConnection,
+    workspace: str,
+    parsed: ParsedQuery,
+    plan: LexicalPlan,
+    semantic: Semantic | None,
+    *,
+    chosen: Literal["semantic", "hybrid"],
+    bound: dict[str, Any],
+    state: dict[str, Any] | None,
+    limit: int,
+    offset: int,
+) -> SearchPage:
+    """One page ranked by meaning (``semantic``) or by both rankings fused
+    (``hybrid``), after the cursor's ``state`` (else after ``offset`` hits)."""
+    if semantic is None:  # the vectors appeared after the search began
+        semantic = Semantic(con, workspace, parsed.meaning)
+    snap = _collection(con, workspace)
+    after = tuple(state["after"]) if state else None
+    lexical: list[str] = []
+    if chosen == "hybrid":
+        found, _ = lexical_ranked(con, workspace, plan, limit=DEPTH, rows=False)
+        lexical = [r.event_id for r in found]
+    vectors, query = semantic.vectors.result(), semantic.query.result()
+    # The filtered events, unless nothing filters (the lexical side's plain case) and
+    # no vector waits to be replaced.
+    mask = None if plan.plain and not _pending(con, workspace) else eligible(con, vectors, plan.params)
+    snapshot = int(plan.frozen["snapshot"])
+    keep = _passing(con, workspace, plan)
+
+    def meaning(depth: int, after_key: tuple[int, str] | None = None) -> list[tuple[str, int]]:
+        return _semantic(vectors, query, mask, snapshot, after_key, depth, keep)
+
+    if chosen == "semantic":
+        need = limit + (0 if state else offset)
+        scored = meaning(need, after)[(0 if state else offset) :]
+        ranks: dict[str, tuple[int | None, int | None]] = {}
+        page = scored
+    else:
+        by_meaning = [event_id for event_id, _ in meaning(DEPTH)]
+        fused = fuse(lexical, by_meaning)
+        if after is not None:
+            fused = [f for f in fused if (-f[1], f[0]) > (-after[0], after[1])]
+        page = fused[(0 if state else offset) :][:limit]
+        lexical_at = {e: i + 1 for i, e in enumerate(lexical)}
+        meaning_at = {e: i + 1 for i, e in enumerate(by_meaning)}
+        ranks = {e: (lexical_at.get(e), meaning_at.get(e)) for e, _ in page}
+    rows = _events_by_id(con, workspace, [event_id for event_id, _ in page])
+    hits = []
+    for event_id, key in page:
+        provider, session_id, ts, kind, body = rows[event_id]
+        snip, spans = snippet(body or "", parsed.words)
+        when = ts.replace(tzinfo=UTC) if ts is not None else None
+        at_lexical, at_meaning = ranks.get(event_id, (None, None))
+        hits.append(SearchHit(session_id, provider, kind, when, key / SCORE_SCALE, snip,
+                              event_id, spans, at_lexical, at_meaning))  # fmt: skip
+    next_cursor = None
+    if len(hits) == limit:
+        cursor_state = {**bound, **plan.frozen, "after": [page[-1][1], page[-1][0]]}
+        next_cursor = cursors.encode(cursor_state, snap.secret)
+    return SearchPage(hits, next_cursor, snap.unindexed, chosen)
+
+
+def fuse(lexical: list[str], semantic: list[str]) -> list[tuple[str, int]]:
+    """Reciprocal-rank fusion of two rankings (event ids, best first): each event with
+    its key (the RRF score in billionths, rounded), best first, ties by event id."""
+    score: dict[str, float] = {}
+    for ranking in (lexical, semantic):
+        for rank, event_id in enumerate(ranking, 1):
+            score[event_id] = score.get(event_id, 0.0) + 1.0 / (RRF_K + rank)
+    keyed = [(event_id, round(value * SCORE_SCALE)) for event_id, value in score.items()]
+    return sorted(keyed, key=lambda item: (-item[1], item[0]))
+
+
+def _semantic(
+    vectors: VectorSet,
+    query: np.ndarray,
+    mask: np.ndarray | None,
+    snapshot: int,
+    after: tuple[int, str] | None,
+    depth: int,
+    keep: Callable[[list[str]], set[str]] | None,
+) -> list[tuple[str, int]]:
+    """The best ``depth`` events by meaning that ``keep`` (phrases, exclusions) lets
+    through: the window of candidates grows until it holds that many or runs out."""
+    window = depth
+    while True:
+        found = ranked(vectors, query, mask=mask, snapshot=snapshot, after=after, depth=window)
+        if keep is None:
+            return found
+        kept = keep([event_id for event_id, _ in found])
+        passing = [f for f in found if f[0] in kept]
+        if len(passing) >= depth or len(found) < window or window >= _WINDOW_MAX:
+            return passing[:depth]
+        window *= 8
+
+
+def _passing(
+    con: duckdb.DuckDBPyConnection, workspace: str, plan: LexicalPlan
+) -> Callable[[list[str]], set[str]] | None:
+    """A check of semantic candidates against the query's phrases and excluded words,
+    or ``None`` when the query has neither."""
+    excluded = plan.params["excluded"]
+    if not plan.phrases and not excluded:
+        return None
+
+    def keep(ids: list[str]) -> set[str]:
+        kept = set(_events_by_id(con, workspace, ids, plan.phrases)) if plan.phrases else set(ids)
+        if excluded and kept:
+            statement = sql.query("search_excluded_events").replace(
+                "/* ids */", sql.literals(sorted(kept))
+            ).replace("/* terms */", sql.literals(excluded))
+            gone = {row[0] for row in con.execute(statement, {"ws": workspace}).fetchall()}
+            kept -= gone
+        return kept
+
+    return keep
+
+
+def _pending(con: duckdb.DuckDBPyConnection, workspace: str) -> bool:
+    row = con.execute(
+        "SELECT count(*) FROM vector_withdrawn WHERE workspace = $ws", {"ws": workspace}
+    ).fetchone()
+    return bool(row and row[0])

@@ -1,0 +1,150 @@
+"""Semantic ranking: every vector of the workspace scored against the query's, exactly.
+
+The vectors (``search_vectors``, made by the publish step) are read into one float32
+matrix and scored with one matrix-vector product: at a million events (about a quarter
+of them embedded) that takes a few milliseconds, where DuckDB's exact scan of the array
+column took over a hundred and an HNSW index took minutes to build and could not apply
+the search's filters before ranking (benchmarks/HISTORY.md has the measurements). A
+read-only connection (one nobody can write while it is open) keeps its matrix for the
+next search; any other connection reads it again each time.
+
+Filters and the lifecycle rules are applied before ranking: the events they keep are
+found in SQL (``sql/queries/semantic_eligible.sql``) and the others' scores never
+compete. Events whose vectors a load commit withdrew, and the publish step has not yet
+replaced, are left out.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+import duckdb
+
+from agentlake import sql
+from agentlake.load.embedder import MODEL
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow as pa
+
+SCORE_SCALE: Final = 1e9  # similarities rank to nine decimals, as BM25 scores do
+
+
+@dataclass(frozen=True, slots=True)
+class VectorSet:
+    """A workspace's vectors in memory: event ids, import ids and the unit vectors."""
+
+    event_ids: pa.Array
+    import_ids: np.ndarray
+    matrix: np.ndarray  # (events, dims) float32
+
+    def __len__(self) -> int:
+        return len(self.event_ids)
+
+
+_KEPT: Final[weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[str, VectorSet]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def has_vectors(con: duckdb.DuckDBPyConnection, workspace: str) -> bool:
+    """Whether the workspace's vectors are this model's and the publish step made some
+    (the search's default mode is then hybrid)."""
+    row = con.execute(
+        "SELECT model FROM vector_watermark WHERE workspace = $ws", {"ws": workspace}
+    ).fetchone()
+    return row is not None and row[0] == MODEL
+
+
+def vector_set(
+    con: duckdb.DuckDBPyConnection,
+    workspace: str,
+    reader: duckdb.DuckDBPyConnection | None = None,
+) -> VectorSet:
+    """The workspace's :class:`VectorSet`, kept per read-only connection ``con``; read
+    through ``reader`` (a cursor of ``con``, for a thread of its own) when given."""
+    kept = _KEPT.get(con)
+    if kept is not None and workspace in kept:
+        return kept[workspace]
+    import numpy as np
+
+    table = (reader or con).execute(
+        "SELECT event_id, import_id, vec FROM search_vectors WHERE workspace = $ws",
+        {"ws": workspace},
+    ).to_arrow_table()
+    vectors = table.column("vec").combine_chunks()
+    dims = vectors.type.list_size
+    matrix = vectors.values.to_numpy(zero_copy_only=False).reshape(-1, dims)
+    found = VectorSet(
+        table.column("event_id").combine_chunks(),
+        table.column("import_id").to_numpy(),
+        np.ascontiguousarray(matrix, dtype=np.float32),
+    )
+    if _read_only(reader or con):
+        _KEPT.setdefault(con, {})[workspace] = found
+    return found
+
+
+def _read_only(con: duckdb.DuckDBPyConnection) -> bool:
+    row = con.execute("SELECT current_setting('access_mode') = 'read_only'").fetchone()
+    return bool(row and row[0])
+
+
+def eligible(
+    con: duckdb.DuckDBPyConnection, vectors: VectorSet, params: dict[str, Any]
+) -> np.ndarray:
+    """A mask over ``vectors`` of the events the search's filters, lifecycle rules and
+    snapshot keep (``params``: the lexical search's, ``$ws``, ``$snapshot`` and the
+    filters)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from agentlake.read.lifecycle_filters import search_predicate
+
+    statement = sql.query("semantic_eligible").replace("/* lifecycle */", search_predicate())
+    names = ("ws", "snapshot", "provider", "kind", "model", "session", "since", "until",
+             "project", "include_hidden", "tag")  # fmt: skip
+    keep = con.execute(statement, {k: params[k] for k in names}).to_arrow_table().column(0)
+    mask = pc.is_in(vectors.event_ids, value_set=pa.concat_arrays(keep.chunks) if keep.num_chunks
+                    else pa.array([], pa.string()))  # fmt: skip
+    return mask.to_numpy(zero_copy_only=False)
+
+
+def ranked(
+    vectors: VectorSet,
+    query: np.ndarray,
+    *,
+    mask: np.ndarray | None = None,
+    snapshot: int | None = None,
+    after: tuple[int, str] | None = None,
+    depth: int,
+) -> list[tuple[str, int]]:
+    """The best ``depth`` events by similarity to ``query`` (a unit vector), as (event
+    id, key: the similarity in billionths, rounded), best first, ties by event id;
+    only those ``mask`` keeps, of imports up to ``snapshot``, after the key ``after``."""
+    import numpy as np
+
+    if not len(vectors):
+        return []
+    keys = np.rint((vectors.matrix @ query) * SCORE_SCALE).astype(np.int64)
+    keep = np.ones(len(keys), dtype=bool) if mask is None else mask.copy()
+    if snapshot is not None:
+        keep &= vectors.import_ids <= snapshot
+    if after is not None:
+        # Past the page's last hit: a lower key, or the same key and a later event id.
+        lower = keys < after[0]
+        same = np.flatnonzero((keys == after[0]) & keep)
+        ids = vectors.event_ids.take(same).to_pylist()
+        later = np.zeros(len(keys), dtype=bool)
+        later[same[[i > after[1] for i in ids]]] = True
+        keep &= lower | later
+    candidates = np.flatnonzero(keep)
+    if len(candidates) > depth:
+        # Every event tied with the depth-th best stays in, so ties break by id alone.
+        cut = np.partition(keys[candidates], len(candidates) - depth)[len(candidates) - depth]
+        candidates = candidates[keys[candidates] >= cut]
+    ids = vectors.event_ids.take(candidates).to_pylist()
+    order = sorted(zip((-keys[candidates]).tolist(), ids, strict=True))[:depth]
+    return [(event_id, -negative) for negative, event_id in order]
