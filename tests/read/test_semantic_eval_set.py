@@ -154,6 +154,8 @@ def test_the_home_is_deterministic_and_keeps_the_demo_sessions(
     ours = {e.session_id for e in placed.values()}
     eval_files = [f for f in files if f.suffix == ".jsonl" and f.stem in ours]
     assert len(eval_files) == len(ours)
+    for name in eval_files:
+        assert (home / name).read_bytes() == (tmp_path / "home" / name).read_bytes()
     # the four agents of the demo home are there too
     assert (home / ".codex").is_dir() and (home / ".gemini").is_dir()
 
