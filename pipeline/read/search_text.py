@@ -89,8 +89,12 @@ def parse_query(query: str) -> ParsedQuery:
             assert word is not None
             prefix = word.endswith("*")
             words = query_words(word)
+            # A word joined by punctuation (ERR_OSSL_EVP, webpack.config.js, X-Request-Id)
+            # is several words to the index: its words must all occur, in order.
             atom = (
-                Atom(words[0], "prefix" if prefix and len(words) == 1 else "word")
+                Atom(" ".join(words), "phrase")
+                if len(words) > 1 and not prefix
+                else Atom(words[0], "prefix" if prefix and len(words) == 1 else "word")
                 if words
                 else None
             )
