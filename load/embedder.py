@@ -72,7 +72,9 @@ class Embedder:
         buffer = np.empty((max(_POOL_TOKENS, int(lengths.max())), DIMS), dtype=np.float32)
         first = 0
         while first < len(present):
-            last = int(np.searchsorted(ends[present], starts[present[first]] + len(buffer), "right"))
+            last = int(
+                np.searchsorted(ends[present], starts[present[first]] + len(buffer), "right")
+            )
             last = max(last, first + 1)
             run = present[first:last]
             low, high = int(starts[run[0]]), int(ends[run[-1]])

@@ -82,7 +82,7 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-FaultPoint = Literal["commit", "after-data", "index"]
+FaultPoint = Literal["commit", "after-data", "index", "embed"]
 #: An import receipt's status: ``running`` until the run ends (``abandoned`` when a later
 #: run finds it still running), then how it ended.
 ImportStatus = Literal["running", "ok", "partial", "refused", "failed", "interrupted", "abandoned"]

@@ -94,6 +94,17 @@ def cli() -> CliRunner:
 
 
 @pytest.fixture
+def lexical_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every library search of the test ranks by words alone (``mode="lexical"``),
+    whatever vectors its catalog holds: for tests of BM25 and the lexical index."""
+    import agentlake.read.search as searching
+
+    for function in (searching.search, searching.search_page):
+        assert function.__kwdefaults__ is not None
+        monkeypatch.setitem(function.__kwdefaults__, "mode", "lexical")
+
+
+@pytest.fixture
 def catalog(tmp_path: Path) -> Path:
     """A path for a fresh catalog."""
     return tmp_path / "catalog.duckdb"

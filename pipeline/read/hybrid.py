@@ -10,7 +10,7 @@ the last hit's (score, event id). A hybrid search ranks at most ``2 * DEPTH`` ev
 (``--mode lexical`` or ``semantic`` pages through every match).
 
 The query's own syntax holds on both sides: an excluded word leaves the semantic
-candidates that hold it, and a phrase keeps only those that contain it.
+candidates that hold it, and a quoted phrase keeps only those that contain it.
 """
 
 from __future__ import annotations
@@ -73,7 +73,8 @@ def start_semantic(con: duckdb.DuckDBPyConnection, workspace: str, query: str) -
 def _query_vector(query: str) -> np.ndarray:
     from agentlake.load.embedder import load_embedder
 
-    return load_embedder().embed([query])[0]
+    vector: np.ndarray = load_embedder().embed([query])[0]
+    return vector
 
 
 def chosen_mode(
@@ -128,9 +129,11 @@ def fused_page(
     vectors, query = semantic.vectors.result(), semantic.query.result()
     # The filtered events, unless nothing filters (the lexical side's plain case) and
     # no vector waits to be replaced.
-    mask = None if plan.plain and not _pending(con, workspace) else eligible(con, vectors, plan.params)
+    mask = (
+        None if plan.plain and not _pending(con, workspace) else eligible(con, vectors, plan.params)
+    )
     snapshot = int(plan.frozen["snapshot"])
-    keep = _passing(con, workspace, plan)
+    keep = _passing(con, workspace, plan, parsed)
 
     def meaning(depth: int, after_key: tuple[int, str] | None = None) -> list[tuple[str, int]]:
         return _semantic(vectors, query, mask, snapshot, after_key, depth, keep)
@@ -200,20 +203,23 @@ def _semantic(
 
 
 def _passing(
-    con: duckdb.DuckDBPyConnection, workspace: str, plan: LexicalPlan
+    con: duckdb.DuckDBPyConnection, workspace: str, plan: LexicalPlan, parsed: ParsedQuery
 ) -> Callable[[list[str]], set[str]] | None:
-    """A check of semantic candidates against the query's phrases and excluded words,
-    or ``None`` when the query has neither."""
+    """A check of semantic candidates against the query's quoted phrases and excluded
+    words, or ``None`` when the query has neither."""
     excluded = plan.params["excluded"]
-    if not plan.phrases and not excluded:
+    phrases = ["(?i)" + "[^a-z0-9]+".join(p.split()) for p in parsed.quoted]
+    if not phrases and not excluded:
         return None
 
     def keep(ids: list[str]) -> set[str]:
-        kept = set(_events_by_id(con, workspace, ids, plan.phrases)) if plan.phrases else set(ids)
+        kept = set(_events_by_id(con, workspace, ids, phrases)) if phrases else set(ids)
         if excluded and kept:
-            statement = sql.query("search_excluded_events").replace(
-                "/* ids */", sql.literals(sorted(kept))
-            ).replace("/* terms */", sql.literals(excluded))
+            statement = (
+                sql.query("search_excluded_events")
+                .replace("/* ids */", sql.literals(sorted(kept)))
+                .replace("/* terms */", sql.literals(excluded))
+            )
             gone = {row[0] for row in con.execute(statement, {"ws": workspace}).fetchall()}
             kept -= gone
         return kept

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from agentlake import sql
@@ -33,6 +33,12 @@ class ParsedQuery:
 
     clauses: tuple[tuple[Atom, ...], ...]
     excluded: tuple[str, ...] = ()
+    # The positive words and phrases as typed, without operators: what semantic search
+    # embeds (the model reads case and punctuation, and stop words too).
+    meaning: str = field(default="", compare=False)
+    # The phrases typed in quotes (a word joined by punctuation is a phrase only to the
+    # index): semantic candidates must contain these.
+    quoted: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def phrases(self) -> list[str]:
@@ -43,12 +49,6 @@ class ParsedQuery:
             for a in clause
             if a.kind == "phrase" and len(clause) == 1
         ]
-
-    @property
-    def meaning(self) -> str:
-        """The positive atoms as written, without operators: what semantic search
-        embeds."""
-        return " ".join(atom.text for clause in self.clauses for atom in clause)
 
     @property
     def words(self) -> list[str]:
@@ -65,6 +65,8 @@ def parse_query(query: str) -> ParsedQuery:
     searchable remains."""
     clauses: list[list[Atom]] = []
     excluded: list[str] = []
+    typed: list[str] = []  # the positive atoms as typed
+    quoted: list[str] = []
     negate = join_next = False
     for match in _TOKEN.finditer(query):
         phrase, word = match.group(1), match.group(2)
@@ -103,18 +105,26 @@ def parse_query(query: str) -> ParsedQuery:
             continue
         if negate:
             excluded.extend(query_words(atom.text))
-        elif join_next:
-            clauses[-1].append(atom)
         else:
-            clauses.append([atom])
+            typed.append(phrase if phrase is not None else (word or "").rstrip("*"))
+            if phrase is not None and atom.kind == "phrase" and not join_next:
+                quoted.append(atom.text)
+            if join_next:
+                clauses[-1].append(atom)
+            else:
+                clauses.append([atom])
         negate = join_next = False
     if not clauses and excluded:
         # Only exclusions ("-foo", "--force") find nothing on their own: the text is what
         # is looked for, as a command-line flag pasted into a search usually is.
-        return ParsedQuery(tuple((Atom(word, "word"),) for word in excluded))
+        return ParsedQuery(
+            tuple((Atom(word, "word"),) for word in excluded), meaning=" ".join(excluded)
+        )
     if not clauses:
         raise ConfigurationError(f"nothing to search for in {query!r}: give at least one word")
-    return ParsedQuery(tuple(tuple(c) for c in clauses), tuple(excluded))
+    return ParsedQuery(
+        tuple(tuple(c) for c in clauses), tuple(excluded), " ".join(typed), tuple(quoted)
+    )
 
 
 def snippet(text: str, words: list[str], width: int = 120) -> tuple[str, list[tuple[int, int]]]:

@@ -70,10 +70,14 @@ def vector_set(
         return kept[workspace]
     import numpy as np
 
-    table = (reader or con).execute(
-        "SELECT event_id, import_id, vec FROM search_vectors WHERE workspace = $ws",
-        {"ws": workspace},
-    ).to_arrow_table()
+    table = (
+        (reader or con)
+        .execute(
+            "SELECT event_id, import_id, vec FROM search_vectors WHERE workspace = $ws",
+            {"ws": workspace},
+        )
+        .to_arrow_table()
+    )
     vectors = table.column("vec").combine_chunks()
     dims = vectors.type.list_size
     matrix = vectors.values.to_numpy(zero_copy_only=False).reshape(-1, dims)
@@ -109,7 +113,8 @@ def eligible(
     keep = con.execute(statement, {k: params[k] for k in names}).to_arrow_table().column(0)
     mask = pc.is_in(vectors.event_ids, value_set=pa.concat_arrays(keep.chunks) if keep.num_chunks
                     else pa.array([], pa.string()))  # fmt: skip
-    return mask.to_numpy(zero_copy_only=False)
+    found: np.ndarray = mask.to_numpy(zero_copy_only=False)
+    return found
 
 
 def ranked(

@@ -23,6 +23,9 @@ from agentlake.read.search import search_page
 from tests.pipeline.helpers import scalar, snapshot
 from tests.pipeline.test_search import SID_A, _home
 
+# The lexical index's own tests: every library search here ranks by words alone.
+pytestmark = pytest.mark.usefixtures("lexical_search")
+
 INDEX_TABLES = ("search_postings", "search_terms", "search_state")
 
 
@@ -252,13 +255,13 @@ def test_a_catalog_indexed_in_its_commits_migrates_to_an_up_to_date_watermark(
     assert snapshot(catalog, (*INDEX_TABLES, "search_watermark")) == before
 
 
-def test_one_ahead_keeps_the_order_and_raises_where_the_result_is_taken() -> None:
+def testone_ahead_keeps_the_order_and_raises_where_the_result_is_taken() -> None:
     """The publish step's prefetch: results in order, each computed while the one before
     is used; an error surfaces at its own item; closing early waits for the call in
     flight and starts no other."""
     import threading
 
-    from agentlake.load.publish import _one_ahead
+    from agentlake.load.publish import one_ahead
 
     calls: list[int] = []
 
@@ -266,16 +269,16 @@ def test_one_ahead_keeps_the_order_and_raises_where_the_result_is_taken() -> Non
         calls.append(n)
         return n * n
 
-    assert list(_one_ahead(square, 4)) == [0, 1, 4, 9]
+    assert list(one_ahead(square, 4)) == [0, 1, 4, 9]
     assert calls == [0, 1, 2, 3]
-    assert list(_one_ahead(lambda n: n, 0)) == []
+    assert list(one_ahead(lambda n: n, 0)) == []
 
     def work(n: int) -> int:
         if n == 2:
             raise ValueError("slice 2")
         return n
 
-    items = _one_ahead(work, 4)
+    items = one_ahead(work, 4)
     assert [next(items), next(items)] == [0, 1]
     with pytest.raises(ValueError, match="slice 2"):
         next(items)
@@ -288,7 +291,7 @@ def test_one_ahead_keeps_the_order_and_raises_where_the_result_is_taken() -> Non
             release.wait(5)
         return n
 
-    items = _one_ahead(slow, 3)
+    items = one_ahead(slow, 3)
     assert next(items) == 0
     assert started.wait(5)  # slice 1 is prepared while slice 0 is used
     release.set()

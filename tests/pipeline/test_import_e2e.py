@@ -335,7 +335,8 @@ def test_colliding_native_ids_in_two_workspaces_stay_separate(
     assert totals["a"] == scalar(alone, "SELECT sum(output_tokens) FROM usage")
     assert totals["b"] > totals["a"]
     assert scalar(catalog, "SELECT count(DISTINCT workspace) FROM sessions") == 2
-    hits = cli("search", "zebracolliding", "--catalog", catalog, "--workspace", "a", "--json")
+    hits = cli("search", "zebracolliding", "--catalog", catalog, "--workspace", "a", "--json",
+               "--mode", "lexical")  # fmt: skip
     assert json.loads(hits.stdout)["hits"] == []
     hits = cli("search", "zebracolliding", "--catalog", catalog, "--workspace", "b", "--json")
     assert json.loads(hits.stdout)["hits"]

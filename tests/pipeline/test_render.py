@@ -401,7 +401,7 @@ EMPTY_CASES = {
         "(since 2030-01-01, provider codex)",
     ),
     "search": (
-        ["search", "zyzzyva", "--kind", "prompt"],
+        ["search", "zyzzyva", "--kind", "prompt", "--mode", "lexical"],
         "no hits for 'zyzzyva' in workspace 'default' match these filters (kind prompt)",
     ),
     "sessions": (

@@ -20,6 +20,9 @@ from tests.conftest import FIXTURES
 
 from .helpers import snapshot
 
+# These tests are about ranking by words: every library search here is lexical.
+pytestmark = pytest.mark.usefixtures("lexical_search")
+
 SID_A = "5d0c8e1e-0000-4000-8000-0000000000a1"
 SID_B = "5d0c8e1e-0000-4000-8000-0000000000b2"
 
