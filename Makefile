@@ -30,12 +30,13 @@ relink: $(STAMP)
 
 # The demo is the commands a user types, each printed before its output: a synthetic
 # home written by the development-only generators (fixtures/synth), then agentlake itself.
-demo: relink ## write a synthetic home of all seven agents, import it, then report, search and list
+demo: relink ## write a synthetic home of all seven agents, import it, then report, search (by words and by meaning) and list
 	@rm -rf $(DEMO) && mkdir -p $(DEMO)
 	$(PY) -m fixtures.synth --home $(DEMO)/home --seed 7
 	$(AGENTLAKE) import --home $(DEMO)/home --catalog $(DEMO)/catalog.duckdb
 	$(AGENTLAKE) report daily --breakdown --catalog $(DEMO)/catalog.duckdb
 	$(AGENTLAKE) search "cache bug" --limit 5 --catalog $(DEMO)/catalog.duckdb
+	$(AGENTLAKE) search "stale memoized results outliving their time-to-live" --mode semantic --limit 3 --catalog $(DEMO)/catalog.duckdb
 	$(AGENTLAKE) sessions list --limit 5 --catalog $(DEMO)/catalog.duckdb
 
 # One worker per core; a test module stays on one worker, so its shared homes are made once.

@@ -328,9 +328,15 @@ def index(
         from .consoles import out
 
         withdrawn = f", {published.withdrawn:,} withdrawn" if published.withdrawn else ""
+        vectors = published.vectors
+        embedded = (
+            f"; semantic search is off: {vectors.skipped}"
+            if vectors.skipped
+            else f"; embedded {vectors.embedded:,} events for search by meaning"
+        )
         out.print(
-            f"indexed {published.indexed:,} events{withdrawn} in {published.seconds:.1f} s; "
-            "the search index is up to date",
+            f"indexed {published.indexed:,} events{withdrawn} in {published.seconds:.1f} s"
+            f"{embedded}; the search index is up to date",
             highlight=False,
         )
 
