@@ -31,6 +31,7 @@ from __future__ import annotations
 import importlib.metadata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -316,8 +317,15 @@ def refresh_prices(con: duckdb.DuckDBPyConnection, *, force: bool = False) -> bo
     of the installed version is kept. Returns whether it refreshed."""
     if not force and materialized_version(con) == snapshot_version():
         return False
-    _materialize(con, build_snapshot())
+    _materialize(con, bundled_snapshot())
     return True
+
+
+@cache
+def bundled_snapshot() -> Snapshot:
+    """:func:`build_snapshot` of the installed package's bundled prices, built once per
+    process (the package's data cannot change under it; every new catalog takes it)."""
+    return build_snapshot()
 
 
 def _in_force(con: duckdb.DuckDBPyConnection, *, refreshed: bool) -> PriceRefresh:
@@ -353,7 +361,7 @@ def refresh_prices_from(
     stay as they are and the message says which snapshot stays in force; nothing is
     raised for a network failure."""
     if not network:
-        _materialize(con, build_snapshot())
+        _materialize(con, bundled_snapshot())
         done = _in_force(con, refreshed=True)
         return replace(
             done,

@@ -22,11 +22,13 @@ import duckdb
 
 from agentlake import sql
 
+from . import vector_cache
 from .catalog import run_script
-from .embedder import DIMS, MODEL, Embedder, ModelUnavailable, load_embedder
+from .embedder import DIMS, MODEL, Embedder, ModelUnavailable, load_embedder, model_dir
 from .transaction import transaction
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
 
 EMBEDDED_KINDS: Final = ("prompt", "response", "summary")
@@ -108,7 +110,11 @@ def publish_vectors(
 
     started = time.perf_counter()
     try:
-        model = embedder or load_embedder()
+        # Loaded only when there is something to embed (a re-run with nothing new never
+        # pays for it), but always checked: a missing model is said at every run.
+        model = _Lazy(embedder)
+        if embedder is None:
+            model_dir()
     except ModelUnavailable as missing:
         return EmbedResult(skipped=str(missing))
     params = {"workspace": workspace}
@@ -148,13 +154,24 @@ def publish_vectors(
         if embedded is not None:
             embedded.close()  # waits for the slice in the reader's hands
         reader.close()
+    vector_cache.ensure(con, workspace)
     return EmbedResult(count, withdrawn, slices, time.perf_counter() - started)
+
+
+class _Lazy:
+    """The given model, or the installed one loaded on first use."""
+
+    def __init__(self, given: Embedder | None) -> None:
+        self.given = given
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return (self.given or load_embedder()).embed(texts)
 
 
 def _apply_withdrawals(
     con: duckdb.DuckDBPyConnection,
     workspace: str,
-    model: Embedder,
+    model: _Lazy,
     slice_chars: int | None,
     fault: FaultHook,
 ) -> int:
@@ -177,6 +194,7 @@ def _apply_withdrawals(
             with _registered(con, vectors):
                 con.execute(sql.inline(_INSERT, params))
         con.execute(sql.inline("DELETE FROM vector_withdrawn WHERE workspace = $workspace", params))
+        con.execute(sql.inline(_NEW_VERSION, params))
         fault("embed")
     return gone
 
@@ -236,7 +254,7 @@ def _slice_texts(con: duckdb.DuckDBPyConnection, workspace: str, number: int) ->
     ).to_arrow_table()
 
 
-def _embedded(model: Embedder, rows: pa.Table) -> pa.Table:
+def _embedded(model: _Lazy, rows: pa.Table) -> pa.Table:
     """``rows`` with their text replaced by its vector (column ``vec``)."""
     import pyarrow as pa
 
@@ -279,8 +297,14 @@ _SET_WATERMARK: Final = """
 INSERT INTO vector_watermark (workspace, import_id, event_id, model)
 VALUES ($workspace, $import_id, $event_id, $model)
 ON CONFLICT (workspace) DO UPDATE
-SET import_id = excluded.import_id, event_id = excluded.event_id, model = excluded.model
+SET import_id = excluded.import_id, event_id = excluded.event_id, model = excluded.model,
+    version = uuid()::VARCHAR
 """
+
+# The workspace's vectors changed (withdrawals applied): a new token for their copy.
+_NEW_VERSION: Final = (
+    "UPDATE vector_watermark SET version = uuid()::VARCHAR WHERE workspace = $workspace"
+)
 
 _COMPLETE_THROUGH: Final = """
 INSERT INTO vector_watermark (workspace, import_id, event_id, through_import, model)

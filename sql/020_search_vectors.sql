@@ -4,8 +4,10 @@
 -- * `search_vectors`: one unit vector per embedded event (agentlake.load.embedder has
 --   the model and the rule), with the event's import id (search pins a snapshot by it).
 -- * `vector_watermark`: per workspace, the last event embedded in (import_id, event_id)
---   order, the import through which every event is embedded (-1: none yet), and the model
---   that made the vectors: vectors of another model are dropped and made again.
+--   order, the import through which every event is embedded (-1: none yet), the model
+--   that made the vectors (vectors of another model are dropped and made again), and a
+--   token (`version`) every transaction that changes the workspace's vectors replaces:
+--   the name of their memory-mapped copy beside the catalog (agentlake.load.vector_cache).
 -- * `vector_withdrawn`: events a load commit withdrew (their text changed or they are
 --   gone), recorded beside `search_withdrawn`. The publish step drops their vectors,
 --   embeds again those still in the catalog at or below the watermark, and deletes these
@@ -23,7 +25,8 @@ CREATE TABLE IF NOT EXISTS vector_watermark (
     import_id       BIGINT NOT NULL,
     event_id        VARCHAR NOT NULL,
     through_import  BIGINT NOT NULL DEFAULT -1,
-    model           VARCHAR NOT NULL
+    model           VARCHAR NOT NULL,
+    version         VARCHAR NOT NULL DEFAULT (uuid()::VARCHAR)
 );
 
 CREATE TABLE IF NOT EXISTS vector_withdrawn (

@@ -1,12 +1,13 @@
 """Semantic ranking: every vector of the workspace scored against the query's, exactly.
 
-The vectors (``search_vectors``, made by the publish step) are read into one float32
-matrix and scored with one matrix-vector product: at a million events (about a quarter
-of them embedded) that takes a few milliseconds, where DuckDB's exact scan of the array
-column took over a hundred and an HNSW index took minutes to build and could not apply
-the search's filters before ranking (benchmarks/HISTORY.md has the measurements). A
-read-only connection (one nobody can write while it is open) keeps its matrix for the
-next search; any other connection reads it again each time.
+The vectors (``search_vectors``, made by the publish step) are one float32 matrix,
+memory-mapped from their copy beside the catalog (:mod:`agentlake.load.vector_cache`),
+scored with one matrix-vector product: at a million events (about a quarter of them
+embedded) that takes a few milliseconds, where DuckDB's exact scan of the array column
+took over a hundred and an HNSW index took minutes to build and could not apply the
+search's filters before ranking (benchmarks/HISTORY.md has the measurements). A
+read-only connection (one nobody can write while it is open) keeps its set for the next
+search.
 
 Filters and the lifecycle rules are applied before ranking: the events they keep are
 found in SQL (``sql/queries/semantic_eligible.sql``) and the others' scores never
@@ -17,31 +18,19 @@ replaced, are left out.
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import duckdb
 
 from agentlake import sql
+from agentlake.load import vector_cache
 from agentlake.load.embedder import MODEL
+from agentlake.load.vector_cache import VectorSet
 
 if TYPE_CHECKING:
     import numpy as np
-    import pyarrow as pa
 
 SCORE_SCALE: Final = 1e9  # similarities rank to nine decimals, as BM25 scores do
-
-
-@dataclass(frozen=True, slots=True)
-class VectorSet:
-    """A workspace's vectors in memory: event ids, import ids and the unit vectors."""
-
-    event_ids: pa.Array
-    import_ids: np.ndarray
-    matrix: np.ndarray  # (events, dims) float32
-
-    def __len__(self) -> int:
-        return len(self.event_ids)
 
 
 _KEPT: Final[weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, dict[str, VectorSet]]] = (
@@ -63,29 +52,13 @@ def vector_set(
     workspace: str,
     reader: duckdb.DuckDBPyConnection | None = None,
 ) -> VectorSet:
-    """The workspace's :class:`VectorSet`, kept per read-only connection ``con``; read
+    """The workspace's :class:`VectorSet` (memory-mapped from the catalog's vector cache,
+    :mod:`agentlake.load.vector_cache`), kept per read-only connection ``con``; read
     through ``reader`` (a cursor of ``con``, for a thread of its own) when given."""
     kept = _KEPT.get(con)
     if kept is not None and workspace in kept:
         return kept[workspace]
-    import numpy as np
-
-    table = (
-        (reader or con)
-        .execute(
-            "SELECT event_id, import_id, vec FROM search_vectors WHERE workspace = $ws",
-            {"ws": workspace},
-        )
-        .to_arrow_table()
-    )
-    vectors = table.column("vec").combine_chunks()
-    dims = vectors.type.list_size
-    matrix = vectors.values.to_numpy(zero_copy_only=False).reshape(-1, dims)
-    found = VectorSet(
-        table.column("event_id").combine_chunks(),
-        table.column("import_id").to_numpy(),
-        np.ascontiguousarray(matrix, dtype=np.float32),
-    )
+    found = vector_cache.load(reader or con, workspace)
     if _read_only(reader or con):
         _KEPT.setdefault(con, {})[workspace] = found
     return found
@@ -102,18 +75,16 @@ def eligible(
     """A mask over ``vectors`` of the events the search's filters, lifecycle rules and
     snapshot keep (``params``: the lexical search's, ``$ws``, ``$snapshot`` and the
     filters)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    import numpy as np
 
     from agentlake.read.lifecycle_filters import search_predicate
 
     statement = sql.query("semantic_eligible").replace("/* lifecycle */", search_predicate())
     names = ("ws", "snapshot", "provider", "kind", "model", "session", "since", "until",
              "project", "include_hidden", "tag")  # fmt: skip
-    keep = con.execute(statement, {k: params[k] for k in names}).to_arrow_table().column(0)
-    mask = pc.is_in(vectors.event_ids, value_set=pa.concat_arrays(keep.chunks) if keep.num_chunks
-                    else pa.array([], pa.string()))  # fmt: skip
-    found: np.ndarray = mask.to_numpy(zero_copy_only=False)
+    rows = con.execute(statement, {k: params[k] for k in names}).fetchall()
+    keep = np.array([event_id.encode() for (event_id,) in rows], dtype=vectors.event_ids.dtype)
+    found: np.ndarray = np.isin(vectors.event_ids, keep)
     return found
 
 
@@ -141,15 +112,14 @@ def ranked(
         # Past the page's last hit: a lower key, or the same key and a later event id.
         lower = keys < after[0]
         same = np.flatnonzero((keys == after[0]) & keep)
-        ids = vectors.event_ids.take(same).to_pylist()
         later = np.zeros(len(keys), dtype=bool)
-        later[same[[i > after[1] for i in ids]]] = True
+        later[same[vectors.event_ids[same] > after[1].encode()]] = True
         keep &= lower | later
     candidates = np.flatnonzero(keep)
     if len(candidates) > depth:
         # Every event tied with the depth-th best stays in, so ties break by id alone.
         cut = np.partition(keys[candidates], len(candidates) - depth)[len(candidates) - depth]
         candidates = candidates[keys[candidates] >= cut]
-    ids = vectors.event_ids.take(candidates).to_pylist()
+    ids = [event_id.decode() for event_id in vectors.event_ids[candidates].tolist()]
     order = sorted(zip((-keys[candidates]).tolist(), ids, strict=True))[:depth]
     return [(event_id, -negative) for negative, event_id in order]

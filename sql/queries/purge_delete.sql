@@ -11,6 +11,7 @@ DELETE FROM search_vectors
 WHERE workspace = $workspace AND event_id IN (SELECT event_id FROM gone_events);
 DELETE FROM vector_withdrawn
 WHERE workspace = $workspace AND event_id IN (SELECT event_id FROM gone_events);
+UPDATE vector_watermark SET version = uuid()::VARCHAR WHERE workspace = $workspace;
 DELETE FROM events e
 WHERE e.workspace = $workspace AND (e.provider, e.session_id) IN (SELECT provider, session_id FROM purge_scope);
 DELETE FROM usage u

@@ -144,7 +144,7 @@ def test_without_the_model_search_stays_lexical(
         raise ModelUnavailable("the semantic model is not installed (package 'wordllama')")
 
     monkeypatch.setattr(embedder_module, "model_dir", missing)
-    monkeypatch.setattr("agentlake.load.vectors.load_embedder", missing)
+    monkeypatch.setattr("agentlake.load.vectors.model_dir", missing)
     with duckdb.connect(str(catalog_copy)) as con:
         con.execute("INSERT INTO vector_withdrawn SELECT workspace, event_id FROM events "
                     "WHERE kind = 'prompt'")  # fmt: skip

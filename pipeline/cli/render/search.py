@@ -57,6 +57,14 @@ def render_hits(
         at = when(h.ts) if wide or h.ts is None else f"{h.ts:%Y-%m-%d}"
         grid.add_row(f"{h.score:.{digits}f}", h.session_id, h.provider, h.kind, at, highlighted(h))
     grid.show(console)
+    if page.mode == "hybrid" and all(h.lexical_rank is None for h in page.hits):
+        console.print(
+            "no event holds these words: these are the nearest by meaning "
+            "(--mode lexical finds words only)",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
     if page.next_cursor:
         console.print(
             f"more: --cursor {page.next_cursor}", highlight=False, markup=False, soft_wrap=True
