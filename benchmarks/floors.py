@@ -13,13 +13,21 @@ catalog of that home.
   the words of that text, below any tokenizer);
 * redact: the import's redaction rules (:func:`agentlake.transform.redact.redact`)
   over the same text;
+* embed: the model's own call (:meth:`agentlake.load.embedder.Embedder.embed`:
+  tokenize and pool) over the text of every event the publish step embeds (prompts,
+  replies and summaries: :data:`agentlake.load.vectors.EMBEDDED_KINDS`), in slices of
+  the size the publish step embeds at once (loading the model not counted);
 * write: the catalog's events inserted into a fresh catalog in one transaction (DuckDB
   writes whole row groups straight into the file, no log), their index built, and a
-  checkpoint; then the search postings the same way, sorted by term, and a checkpoint.
+  checkpoint; then the search postings the same way, sorted by term, and a checkpoint;
+  then the catalog's vectors, and a checkpoint.
 
 Each piece belongs to a part: ``usage`` (parse, redact, write the events: what an
-import without the search index must do) or ``index`` (tokenize, write and sort the
-postings: the publish step's floor).
+import without the search index must do), ``index`` (tokenize, write and sort the
+postings) or ``vectors`` (embed, write the vectors); ``index`` and ``vectors`` together
+are the publish step's floor. Aside, the publish step's semantic part itself
+(:func:`agentlake.load.vectors.publish_vectors`) runs on a copy of the catalog whose
+vectors were dropped: its CPU over the ``vectors`` floor is the semantic part's ratio.
 
 Nothing of mapping, transforming, deduplicating, usage, sessions or receipts is counted,
 and the rows are held in memory whole (beyond the import's ceiling): the figures are a
@@ -48,7 +56,9 @@ import polars as pl
 import pyarrow as pa
 
 from agentlake.load.catalog import load_fts, open_for_write
+from agentlake.load.embedder import load_embedder
 from agentlake.load.terms import postings
+from agentlake.load.vectors import EMBEDDED_KINDS, SLICE_CHARS, publish_vectors
 from agentlake.transform.redact import redact
 from benchmarks.budgets import BUDGETS
 from benchmarks.measure import usable_cores
@@ -62,7 +72,7 @@ CLAUDE_COLUMNS = (
     "cache_creation_input_tokens BIGINT, cache_read_input_tokens BIGINT))'}"
 )
 
-Part = Literal["usage", "index"]
+Part = Literal["usage", "index", "vectors"]
 
 
 @dataclass
@@ -112,6 +122,13 @@ class Floors:
         return sum(piece.cpu for piece in self.pieces if piece.counted and piece.part == part)
 
     @property
+    def vectors_step_cpu(self) -> float | None:
+        """The CPU seconds of the publish step's semantic part itself (the aside piece
+        of the ``vectors`` part), None when it was not measured."""
+        found = [p.cpu for p in self.pieces if not p.counted and p.part == "vectors"]
+        return found[0] if found else None
+
+    @property
     def wall(self) -> float:
         """The wall seconds of the pieces that count."""
         return sum(piece.wall for piece in self.pieces if piece.counted)
@@ -129,7 +146,13 @@ class Floors:
                 for p in self.pieces
             ],
             "cpu_seconds": self.cpu, "wall_seconds": self.wall, "records": self.records,
-            "usage_cpu_seconds": self.cpu_of("usage"), "index_cpu_seconds": self.cpu_of("index"),
+            "usage_cpu_seconds": self.cpu_of("usage"),
+            # the publish step's floor: the search index and the vectors
+            "index_cpu_seconds": self.cpu_of("index") + self.cpu_of("vectors"),
+            "vectors_cpu_seconds": self.cpu_of("vectors"),
+            "vectors_step_cpu_seconds": self.vectors_step_cpu,
+            "vectors_floor_ratio": self.vectors_step_cpu / self.cpu_of("vectors")
+            if self.vectors_step_cpu is not None and self.cpu_of("vectors") > 0 else None,
             "cores": cores, "goal_records_per_s": GOAL_RECORDS_PER_S,
             "allowed_cpu_seconds": self.allowed_cpu(cores),
         }  # fmt: skip
@@ -196,13 +219,68 @@ def tokenize(catalog: duckdb.DuckDBPyConnection, floors: Floors) -> None:
             piece.rows += frame.select(word.alias("word")).explode("word").height
 
 
+def _embed_slices(catalog: duckdb.DuckDBPyConnection) -> list[list[str]]:
+    """The texts the publish step embeds, each cut to the prefix it embeds, in (import,
+    event) order and in slices of about as many characters as it embeds at once."""
+    from agentlake.load.embedder import EMBED_CHARS
+
+    rows = catalog.execute(
+        f"SELECT left(text, {EMBED_CHARS}) FROM a.events WHERE kind IN (SELECT unnest($kinds)) "
+        "AND text IS NOT NULL AND text <> '' ORDER BY import_id, event_id",
+        {"kinds": list(EMBEDDED_KINDS)},
+    ).fetchall()
+    slices: list[list[str]] = [[]]
+    chars = 0
+    for (text,) in rows:
+        if chars >= SLICE_CHARS:
+            slices.append([])
+            chars = 0
+        slices[-1].append(text)
+        chars += len(text)
+    return [s for s in slices if s]
+
+
+def embed(catalog: duckdb.DuckDBPyConnection, floors: Floors) -> None:
+    """The embedding floor: the model's call on the embedded texts (reading them out of
+    the catalog and loading the model not counted)."""
+    slices = _embed_slices(catalog)
+    model = load_embedder()
+    with floors.piece(f"embed: the model's tokenize and pool ({len(slices)} slices)",
+                      "vectors") as piece:  # fmt: skip
+        for texts in slices:
+            piece.rows += len(model.embed(texts))
+
+
+def semantic_step(catalog_path: Path, scratch: Path, floors: Floors) -> None:
+    """Aside: the publish step's semantic part itself on a copy of the catalog whose
+    vectors were dropped (the copy and the drop not counted)."""
+    copy = scratch / "vectors.duckdb"
+    shutil.copyfile(catalog_path, copy)
+    wal = catalog_path.with_name(catalog_path.name + ".wal")
+    if wal.exists():  # what was committed and not yet checkpointed
+        shutil.copyfile(wal, copy.with_name(copy.name + ".wal"))
+    with open_for_write(copy) as con:
+        con.execute("DELETE FROM search_vectors; DELETE FROM vector_watermark; "
+                    "DELETE FROM vector_withdrawn; CHECKPOINT")  # fmt: skip
+        workspaces = [str(w) for (w,) in con.execute(
+            "SELECT DISTINCT workspace FROM events ORDER BY 1").fetchall()]  # fmt: skip
+        with floors.piece("semantic step: publish_vectors on the catalog", "vectors",
+                          counted=False) as piece:  # fmt: skip
+            for workspace in workspaces:
+                piece.rows += publish_vectors(con, workspace).embedded
+    copy.unlink()
+
+
 def write(catalog: duckdb.DuckDBPyConnection, scratch: Path, floors: Floors) -> None:
-    """The writing floors: the catalog's events, then its postings, into a fresh catalog."""
+    """The writing floors: the catalog's events, then its postings, then its vectors,
+    into a fresh catalog."""
     events = catalog.execute("SELECT * FROM a.events ORDER BY rowid").to_arrow_table()
     postings_rows = catalog.execute("SELECT * FROM a.search_postings").to_arrow_table()
+    vectors = catalog.execute("SELECT * FROM a.search_vectors").to_arrow_table()
     with open_for_write(scratch / "floor.duckdb", memory_limit="204MiB") as con:
         steps: tuple[tuple[str, pa.Table, Part], ...] = (
-            ("events", events, "usage"), ("search_postings", postings_rows, "index"))  # fmt: skip
+            ("events", events, "usage"), ("search_postings", postings_rows, "index"),
+            ("search_vectors", vectors, "vectors"))  # fmt: skip
         for table, rows, part in steps:
             con.execute("SET threads = 1")
             with floors.piece(f"write: {table}, one transaction", part) as piece:
@@ -211,10 +289,11 @@ def write(catalog: duckdb.DuckDBPyConnection, scratch: Path, floors: Floors) -> 
                 con.execute("COMMIT")
                 piece.rows = rows.num_rows
             con.execute("RESET threads")
-            with floors.piece(f"write: {table} indexed, checkpointed", part) as piece:
+            done = "checkpointed" if part == "vectors" else "indexed, checkpointed"
+            with floors.piece(f"write: {table} {done}", part) as piece:
                 if part == "usage":
                     con.execute("CREATE INDEX floor_events_by_id ON events (event_id)")
-                else:
+                elif part == "index":
                     con.execute(
                         "CREATE TABLE floor_sorted AS SELECT * FROM search_postings ORDER BY term_id"
                     )
@@ -236,7 +315,9 @@ def measure(
     try:
         parse(home, floors)
         tokenize(catalog, floors)
+        embed(catalog, floors)
         write(catalog, work, floors)
+        semantic_step(catalog_path, work, floors)
     finally:
         catalog.close()
         shutil.rmtree(work, ignore_errors=True)

@@ -347,7 +347,7 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
     floor = phases["import_floor"]
     if floor.get("cpu_seconds") is not None:
         lines.append(
-            f"import floor (parsing, redacting, tokenizing and writing alone): "
+            f"import floor (parsing, redacting, tokenizing, embedding and writing alone): "
             f"{floor['cpu_seconds']:,.1f} s CPU of the {floor['allowed_cpu_seconds']:,.1f} s "
             f"the import goal allows on {floor['cores']} cores"
         )
@@ -357,6 +357,29 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
     if floor.get("index_floor_ratio") is not None:
         lines.append(f"publish step alone CPU {floor['index_step_cpu_seconds']:,.1f} s: "
                      f"{floor['index_floor_ratio']:.2f} x its floor")  # fmt: skip
+    if floor.get("vectors_floor_ratio") is not None:
+        lines.append(f"publish step's semantic part CPU {floor['vectors_step_cpu_seconds']:,.1f} s: "
+                     f"{floor['vectors_floor_ratio']:.2f} x its floor")  # fmt: skip
+    if full.get("vectors_seconds") is not None:
+        rate = full.get("vectors_embedded_per_s")
+        lines.append(
+            f"semantic step of the full import: {full['vectors_seconds']:,.2f} s, "
+            f"{full['vectors_embedded']:,} events embedded"
+            + (f" ({rate:,.0f}/s)" if rate else "")
+            + f", {full['vectors_share'] * 100:.1f} % of the import's wall time"
+        )
+    hybrid = phases["search"].get("hybrid")
+    if hybrid:
+        lines.append(
+            f"hybrid search: first call {hybrid['first_call_s'] * 1e3:,.0f} ms (loads "
+            f"{hybrid['vectors']:,} vectors and the model), p50 {hybrid['p50_s'] * 1e3:,.1f} ms; "
+            f"CLI p50 {hybrid['cli']['p50_s'] * 1e3:,.0f} ms (process start included)"
+        )
+    recall = phases.get("recall", {})
+    if recall.get("recall"):
+        lines.append("recall@{}: ".format(recall["k"]) + "; ".join(
+            f"{name} " + ", ".join(f"{mode} {r['recall']:.2f}" for mode, r in modes.items())
+            for name, modes in recall["recall"].items()))  # fmt: skip
     by = phases.get("import_by_provider", {})
     if by.get("providers"):
         lines.append("usage-ready records/s by provider: " + ", ".join(

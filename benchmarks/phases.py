@@ -13,30 +13,41 @@ budget is measured on (:func:`measurements`).
 ``rerun_cold``         the same after dropping the page cache before each run (root only;
                        skipped otherwise)
 ``append_1pct``        append 1 % new records to existing transcripts, import again
-``search``             drawn queries through the library (warm-up, then timed), plus a
-                       few CLI samples that include process start
+``search``             drawn queries through the library on one read-only connection,
+                       lexical (BM25 alone) then hybrid (the first hybrid call, which
+                       loads the vectors and the model, timed apart), warm-up then
+                       timed; plus a few CLI samples of each that include process start
 ``sessions_listing``   ``list_sessions`` calls through the library on an open connection
 ``reports``            every report through the library
 ``report_daily_cli``   ``agentlake report daily --json`` (CLI, process start included)
 ``cli_latency``        the read commands and ``--help`` through the CLI
                        (``benchmarks.cli_latency``)
+``recall``             the evaluation set (``tests/read/semantic_eval_set.py``) written
+                       and imported into a catalog of its own: recall@5 of its
+                       paraphrases and exact-word queries, lexical, semantic and hybrid
+                       (``benchmarks.recall``)
 ``ccusage_daily``      ``ccusage daily --json --offline`` on the same home, when ccusage
                        20.0.24 is installed; skipped otherwise
 ``import_floor``       ``python -m benchmarks.floors`` on the home and its catalog: the
-                       least CPU parsing, redacting, tokenizing and writing its records
-                       take alone, and the import's and the publish step's CPU over it
+                       least CPU parsing, redacting, tokenizing, embedding and writing
+                       its records take alone, and the import's, the publish step's and
+                       its semantic part's CPU over it
                        (last, so that its reading and writing cannot disturb the timed
                        phases)
 
 Every ``ok`` phase has ``seconds`` and a non-empty ``samples_s``: the samples its budget
 is measured on. The import phases also carry the process tree's sampled peak RSS
 (``peak_rss_bytes``, with its timeline ``rss_samples_bytes``) and the kernel's
-``ru_maxrss_bytes``.
+``ru_maxrss_bytes``; the full import also the publish step's semantic part
+(``vectors_seconds``, ``vectors_embedded``) and its share of the import's wall time.
+The search phase carries the peak RSS of its library calls (this process, sampled) and
+of its CLI searches.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import time
@@ -44,20 +55,26 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+import duckdb
+
 from . import corpus
 from .cli_latency import measure_cli_latency
 from .context import Context
 from .errors import PhaseError, PhaseSkipped
 from .measure import (
     ChildRun,
+    RssSampler,
     can_drop_page_cache,
     drop_page_cache,
     percentile,
     remove_catalog,
     run_child,
     summarize,
+    tree_rss_bytes,
     usable_cores,
 )
+from .recall import K as RECALL_K
+from .recall import import_eval_home, measure_recall
 from .reports import (
     CCUSAGE_VERSION,
     ccusage_version,
@@ -66,7 +83,7 @@ from .reports import (
     time_cli_daily,
     time_reports,
 )
-from .search_latency import draw_queries, sample_texts, time_search
+from .search_latency import draw_queries, sample_texts, time_hybrid, time_search
 from .sessions_listing import time_listing
 
 __all__ = ["PHASES", "PHASE_FUNCTIONS", "floor_ratios", "measurements"]
@@ -102,8 +119,25 @@ def _run_import(ctx: Context, *options: str, catalog: Path | None = None) -> dic
         "sources_unchanged": totals["sources_unchanged"],
         "sources_opened": totals["sources_opened"], "sources_failed": totals["sources_failed"],
         "receipt_seconds": receipt["seconds"], "index_seconds": receipt["index_seconds"],
+        **_vectors(run, receipt.get("index")),
         **_cpu(run, totals["records"]),
         **_memory(run, receipt),
+    }  # fmt: skip
+
+
+def _vectors(run: ChildRun, published: dict[str, Any] | None) -> dict[str, Any]:
+    """The publish step's semantic part from its receipt (``index.vectors``): its
+    seconds, the events it embedded and their rate, and its share of the run's wall
+    time (None without a publish step)."""
+    vectors = (published or {}).get("vectors") or {}
+    seconds, embedded = vectors.get("seconds"), vectors.get("embedded")
+    return {
+        "vectors_seconds": seconds, "vectors_embedded": embedded,
+        "vectors_skipped": vectors.get("skipped"),
+        "vectors_embedded_per_s": embedded / seconds if embedded is not None and seconds
+        else None,
+        "vectors_share": seconds / run.seconds if seconds is not None and run.seconds > 0
+        else None,
     }  # fmt: skip
 
 
@@ -172,8 +206,8 @@ def phase_index_alone(ctx: Context) -> dict[str, Any]:
     published = json.loads(run.stdout)
     return {
         "seconds": run.seconds, "samples_s": [run.seconds], "indexed": published["indexed"],
-        "events_per_s": published["indexed"] / run.seconds, **_cpu(run, published["indexed"]),
-        **_memory(run, published),
+        "events_per_s": published["indexed"] / run.seconds, **_vectors(run, published),
+        **_cpu(run, published["indexed"]), **_memory(run, published),
     }  # fmt: skip
 
 
@@ -253,23 +287,50 @@ def phase_append_1pct(ctx: Context) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def _cli_search(ctx: Context, queries: list[str], mode: str) -> dict[str, Any]:
+    """``agentlake search QUERY --mode MODE --json`` for each query: seconds and peak
+    RSS (process start included)."""
+    runs: list[ChildRun] = []
+    for query in queries:
+        run = run_child(_cli("search", query, "--mode", mode, "--catalog", ctx.catalog, "--json"),
+                        env=ctx.env, sample_rss=True, timeout=300)  # fmt: skip
+        if run.returncode != 0:
+            raise PhaseError(f"agentlake search exited {run.returncode}: {run.stderr.strip()}")
+        runs.append(run)
+    samples = [run.seconds for run in runs]
+    return {"queries": queries, "mode": mode, "samples_s": samples,
+            "p50_s": percentile(samples, 50), "note": "includes process start",
+            "peak_rss_bytes": max(max(r.peak_rss_bytes, r.ru_maxrss_bytes) for r in runs)}  # fmt: skip
+
+
 def phase_search(ctx: Context) -> dict[str, Any]:
-    """Drawn queries through the library, then a few through the CLI."""
+    """Drawn queries through the library on one read-only connection, lexical then
+    hybrid, then a few of each through the CLI. The library calls' memory is this
+    process's, sampled while they run (``rss_before_bytes``: before the connection
+    opened); ``peak_rss_bytes`` is the larger of theirs and the CLI searches'."""
     seed = corpus.derive_seed(ctx.plan.seed, "search")
     queries = draw_queries(sample_texts(ctx.catalog, seed), seed, ctx.settings.search_queries)
     if not queries:
         raise PhaseError("the catalog has no searchable text to draw queries from")
-    figures = time_search(ctx.catalog, queries, rounds=ctx.settings.search_rounds)
-    cli: list[float] = []
-    for query in queries[:_CLI_SEARCH_SAMPLES]:
-        run = run_child(_cli("search", query, "--catalog", ctx.catalog, "--json"), env=ctx.env,
-                        timeout=300)  # fmt: skip
-        if run.returncode != 0:
-            raise PhaseError(f"agentlake search exited {run.returncode}: {run.stderr.strip()}")
-        cli.append(run.seconds)
-    figures["cli"] = {"queries": queries[:_CLI_SEARCH_SAMPLES], "samples_s": cli,
-                      "p50_s": percentile(cli, 50), "note": "includes process start"}  # fmt: skip
-    figures["seconds"] = figures["warmup_s"] + sum(figures["samples_s"])
+    rounds = ctx.settings.search_rounds
+    rss_before = tree_rss_bytes(os.getpid())
+    sampler = RssSampler(os.getpid())
+    sampler.start()
+    try:
+        with duckdb.connect(str(ctx.catalog), read_only=True) as con:
+            figures = time_search(ctx.catalog, queries, rounds=rounds, con=con)
+            hybrid = time_hybrid(con, queries, rounds=rounds)
+    finally:
+        sampler.stop()
+    figures["cli"] = _cli_search(ctx, queries[:_CLI_SEARCH_SAMPLES], "lexical")
+    hybrid["cli"] = _cli_search(ctx, queries[:_CLI_SEARCH_SAMPLES], "hybrid")
+    figures["hybrid"] = hybrid
+    figures["library_rss_before_bytes"] = rss_before
+    figures["library_peak_rss_bytes"] = sampler.peak
+    figures["peak_rss_bytes"] = max(sampler.peak, figures["cli"]["peak_rss_bytes"],
+                                    hybrid["cli"]["peak_rss_bytes"])  # fmt: skip
+    figures["seconds"] = (figures["warmup_s"] + sum(figures["samples_s"]) + hybrid["first_call_s"]
+                          + hybrid["warmup_s"] + sum(hybrid["samples_s"]))  # fmt: skip
     return figures
 
 
@@ -278,6 +339,38 @@ def phase_sessions_listing(ctx: Context) -> dict[str, Any]:
     figures = time_listing(ctx.catalog, ctx.settings.listing_rounds)
     figures["seconds"] = sum(figures["samples_s"])
     return {**figures, **summarize(figures["samples_s"])}
+
+
+def phase_recall(ctx: Context) -> dict[str, Any]:
+    """The evaluation set written into the work directory and imported (CLI) into a
+    catalog of its own, then recall@5 of its queries through the library
+    (``benchmarks.recall``)."""
+    folder = ctx.work / "recall"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    started = time.perf_counter()
+    catalog, placed, receipt = import_eval_home(folder, env=ctx.env)
+    imported = time.perf_counter() - started
+    started = time.perf_counter()
+    found = measure_recall(catalog, placed, RECALL_K)
+    scored = time.perf_counter() - started
+    recall = {
+        name: {mode: r.as_json() for mode, r in modes.items()} for name, modes in found.items()
+    }
+    para, exact = found["paraphrase"], found["lexical"]
+    return {
+        "seconds": imported + scored, "samples_s": [imported, scored], "k": RECALL_K,
+        "import_seconds": imported, "score_seconds": scored,
+        "events": receipt["totals"]["events"],
+        "embedded": ((receipt.get("index") or {}).get("vectors") or {}).get("embedded"),
+        "recall": recall,
+        "paraphrase_lexical": para["lexical"].recall,
+        "paraphrase_semantic": para["semantic"].recall,
+        "paraphrase_hybrid": para["hybrid"].recall,
+        "paraphrase_hybrid_gain": para["hybrid"].recall - para["lexical"].recall,
+        "lexical_lexical": exact["lexical"].recall, "lexical_hybrid": exact["hybrid"].recall,
+        "lexical_hybrid_gap": abs(exact["hybrid"].recall - exact["lexical"].recall),
+    }  # fmt: skip
 
 
 def phase_reports(ctx: Context) -> dict[str, Any]:
@@ -364,6 +457,7 @@ PHASE_FUNCTIONS: Final[dict[str, Callable[[Context], dict[str, Any]]]] = {
     "reports": phase_reports,
     "report_daily_cli": phase_report_daily_cli,
     "cli_latency": phase_cli_latency,
+    "recall": phase_recall,
     "ccusage_daily": phase_ccusage_daily,
     "import_floor": phase_import_floor,
 }
@@ -376,6 +470,10 @@ def measurements(figures: dict[str, dict[str, Any]]) -> dict[str, float | None]:
 
     def get(phase: str, key: str) -> float | None:
         value = figures.get(phase, {}).get(key)
+        return float(value) if isinstance(value, int | float) else None
+
+    def get_in(phase: str, part: str, key: str) -> float | None:
+        value = figures.get(phase, {}).get(part, {}).get(key)
         return float(value) if isinstance(value, int | float) else None
 
     rss = [max(figures[p]["peak_rss_bytes"], figures[p]["ru_maxrss_bytes"])
@@ -399,6 +497,12 @@ def measurements(figures: dict[str, dict[str, Any]]) -> dict[str, float | None]:
         "daily_vs_ccusage_ratio": get("ccusage_daily", "ratio"),
         "append_1pct_ratio": get("append_1pct", "ratio"),
         "search_p95_s": get("search", "p95_s"),
+        "hybrid_search_p95_s": get_in("search", "hybrid", "p95_s"),
+        "search_peak_rss_bytes": get("search", "peak_rss_bytes"),
+        "semantic_step_share": get("import_full", "vectors_share"),
+        "paraphrase_hybrid_recall": get("recall", "paraphrase_hybrid"),
+        "paraphrase_hybrid_gain": get("recall", "paraphrase_hybrid_gain"),
+        "lexical_hybrid_recall_gap": get("recall", "lexical_hybrid_gap"),
         "sessions_list_p95_s": get("sessions_listing", "p95_s"),
         "report_daily_s": get("reports", "p95_s"),
     }

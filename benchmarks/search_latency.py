@@ -7,10 +7,16 @@ The vocabulary is the text of a seeded, deterministic sample of the catalog's ev
 how many sampled events use them. From it come ``--queries`` distinct queries of the
 shapes people type — single words (frequent, middling and rare), two words, a phrase
 (two words adjacent in some event), a prefix (``pars*``), an ``OR`` and an exclusion
-(``cache -flaky``), all timed through the library (``agentlake.read.search.search``) on one open read-only
-connection, then once more opening the catalog per call, as the CLI does.
-Ten queries run first to warm up (the catalog file and the fts extension in the page
-cache), then ``--rounds`` measured passes over all of them.
+(``cache -flaky``), all timed through the library (``agentlake.read.search.search``,
+``mode="lexical"``: BM25 alone) on one open read-only connection, then once more opening
+the catalog per call, as the CLI does. Ten queries run first to warm up (the catalog file
+and the fts extension in the page cache), then ``--rounds`` measured passes over all of
+them.
+
+Then the same queries hybrid (``mode="hybrid"``: BM25 and meaning fused) on the same
+connection: the first call alone (it loads the workspace's vectors, which the connection
+then keeps, and the model, which the process keeps), the warm-up, and the measured
+passes.
 """
 
 from __future__ import annotations
@@ -28,11 +34,11 @@ from typing import Any, Final
 import duckdb
 
 from agentlake.load.catalog import CatalogRef
-from agentlake.read.search import search
+from agentlake.read.search import SearchMode, search
 
 from .measure import percentile, summarize
 
-__all__ = ["draw_queries", "sample_texts", "time_search"]
+__all__ = ["draw_queries", "sample_texts", "time_hybrid", "time_search"]
 
 _WORD: Final = re.compile(r"[a-z]{4,}")
 _TOKEN: Final = re.compile(r"[a-z0-9]+")
@@ -122,50 +128,93 @@ def draw_queries(texts: Sequence[str], seed: int, count: int = 60) -> list[str]:
     return list(queries)
 
 
-def _timed(source: CatalogRef, queries: Sequence[str], limit: int) -> tuple[list[float], list[int]]:
-    """One pass over ``queries``: seconds and hit count per query."""
+def _timed(
+    source: CatalogRef, queries: Sequence[str], limit: int, mode: SearchMode = "lexical"
+) -> tuple[list[float], list[int]]:
+    """One pass over ``queries`` searched in ``mode``: seconds and hit count per query."""
     samples: list[float] = []
     hits: list[int] = []
     for query in queries:
         began = time.perf_counter()
-        found = search(source, "default", query, limit=limit)
+        found = search(source, "default", query, limit=limit, mode=mode)
         samples.append(time.perf_counter() - began)
         hits.append(len(found))
     return samples, hits
 
 
-def time_search(
-    catalog: Path, queries: Sequence[str], rounds: int = 2, limit: int = 20
+def _passes(
+    con: duckdb.DuckDBPyConnection,
+    queries: Sequence[str],
+    rounds: int,
+    limit: int,
+    mode: SearchMode,
 ) -> dict[str, Any]:
-    """On one open read-only connection (the budgeted figure, as a notebook or a server
-    keeps it): warm up with the first :data:`WARMUP_CALLS` queries, then time ``rounds``
-    passes over all of them (``hits``: the first pass's hit count per query). Then one
-    pass opening the catalog per query, as each CLI command does."""
-    con = duckdb.connect(str(catalog), read_only=True)
-    try:
-        started = time.perf_counter()
-        _timed(con, queries[:WARMUP_CALLS], limit)
-        warmup = time.perf_counter() - started
-        samples: list[float] = []
-        hits: list[int] = []
-        for round_number in range(rounds):
-            round_samples, round_hits = _timed(con, queries, limit)
-            samples += round_samples
-            hits = round_hits if round_number == 0 else hits
-    finally:
-        con.close()
-    per_call, _ = _timed(catalog, queries, limit)
+    """Warm up with the first :data:`WARMUP_CALLS` queries, then time ``rounds`` passes
+    over all of them (``hits``: the first pass's hit count per query)."""
+    started = time.perf_counter()
+    _timed(con, queries[:WARMUP_CALLS], limit, mode)
+    warmup = time.perf_counter() - started
+    samples: list[float] = []
+    hits: list[int] = []
+    for round_number in range(rounds):
+        round_samples, round_hits = _timed(con, queries, limit, mode)
+        samples += round_samples
+        hits = round_hits if round_number == 0 else hits
     return {
-        "queries": list(queries),
-        "distinct_queries": len(set(queries)),
+        "mode": mode,
         "queries_with_hits": sum(1 for n in hits if n),
         "hits": hits,
         "warmup_s": warmup,
         "rounds": rounds,
         "samples_s": samples,
         **summarize(samples),
+    }
+
+
+def time_search(
+    catalog: Path,
+    queries: Sequence[str],
+    rounds: int = 2,
+    limit: int = 20,
+    con: duckdb.DuckDBPyConnection | None = None,
+) -> dict[str, Any]:
+    """BM25 alone (``mode="lexical"``) on one open read-only connection (the budgeted
+    figure, as a notebook or a server keeps it; ``con``, or one opened and closed
+    here): the warm-up and ``rounds`` timed passes (:func:`_passes`). Then one pass
+    opening the catalog per query, as each CLI command does."""
+    own = con is None
+    con = con or duckdb.connect(str(catalog), read_only=True)
+    try:
+        figures = _passes(con, queries, rounds, limit, "lexical")
+    finally:
+        if own:
+            con.close()
+    per_call, _ = _timed(catalog, queries, limit)
+    return {
+        "queries": list(queries),
+        "distinct_queries": len(set(queries)),
+        **figures,
         "opened_per_call": {"samples_s": per_call, **summarize(per_call)},
     }
+
+
+def time_hybrid(
+    con: duckdb.DuckDBPyConnection, queries: Sequence[str], rounds: int = 2, limit: int = 20
+) -> dict[str, Any]:
+    """The queries hybrid (``mode="hybrid"``) on ``con``, an open read-only connection:
+    the first call alone (``first_call_s``: it loads the workspace's vectors into the
+    connection and, the first time in the process, the model), then the warm-up and
+    ``rounds`` timed passes (:func:`_passes`). ``vectors``: how many the connection
+    holds."""
+    began = time.perf_counter()
+    search(con, "default", queries[0], limit=limit, mode="hybrid")
+    first = time.perf_counter() - began
+    figures = _passes(con, queries, rounds, limit, "hybrid")
+    row = con.execute(
+        "SELECT count(*) FROM search_vectors WHERE workspace = $ws", {"ws": "default"}
+    ).fetchone()
+    return {"first_call_s": first, "first_query": queries[0], **figures,
+            "vectors": int(row[0]) if row else 0}  # fmt: skip
 
 
 def main() -> None:
@@ -177,10 +226,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     queries = draw_queries(sample_texts(args.catalog, args.seed), args.seed, args.queries)
-    result = time_search(args.catalog, queries, args.rounds)
-    print(f"{len(queries)} queries ({result['queries_with_hits']} with hits), "
-          f"p50 {percentile(result['samples_s'], 50) * 1e3:.1f} ms, "
-          f"p95 {percentile(result['samples_s'], 95) * 1e3:.1f} ms")  # fmt: skip
+    with duckdb.connect(str(args.catalog), read_only=True) as con:
+        lexical = time_search(args.catalog, queries, args.rounds, con=con)
+        hybrid = time_hybrid(con, queries, args.rounds)
+    print(f"{len(queries)} queries ({lexical['queries_with_hits']} with hits), lexical "
+          f"p50 {percentile(lexical['samples_s'], 50) * 1e3:.1f} ms, "
+          f"p95 {percentile(lexical['samples_s'], 95) * 1e3:.1f} ms; hybrid first call "
+          f"{hybrid['first_call_s'] * 1e3:.0f} ms, "
+          f"p50 {percentile(hybrid['samples_s'], 50) * 1e3:.1f} ms, "
+          f"p95 {percentile(hybrid['samples_s'], 95) * 1e3:.1f} ms")  # fmt: skip
 
 
 if __name__ == "__main__":

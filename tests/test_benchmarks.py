@@ -39,14 +39,16 @@ from tests.conftest import REPO, cli_env
 PHASES = (
     "generate", "import_full", "import_usage_ready", "index_alone", "import_by_provider",
     "rerun_unchanged", "rerun_cold", "append_1pct", "search", "sessions_listing", "reports",
-    "report_daily_cli", "cli_latency", "ccusage_daily", "import_floor",
+    "report_daily_cli", "cli_latency", "recall", "ccusage_daily", "import_floor",
 )  # fmt: skip
 PHASE_STATUSES = {"pending", "running", "ok", "skipped", "error", "interrupted"}
 BUDGET_NAMES = {
     "usage_ready_records_per_s", "import_floor_ratio", "import_cores_busy", "index_floor_ratio",
     "import_peak_rss_bytes", "provider_rate_spread", "rerun_unchanged_s", "rerun_cold_s",
     "cli_read_p50_s", "cli_help_p50_s", "daily_vs_ccusage_ratio", "append_1pct_ratio",
-    "search_p95_s", "sessions_list_p95_s", "report_daily_s",
+    "search_p95_s", "sessions_list_p95_s", "report_daily_s", "hybrid_search_p95_s",
+    "search_peak_rss_bytes", "semantic_step_share", "paraphrase_hybrid_recall",
+    "paraphrase_hybrid_gain", "lexical_hybrid_recall_gap",
 }  # fmt: skip
 # Skipped in the smoke run: ccusage is not installed there, and dropping the page cache
 # would slow every other test running beside it.
@@ -226,7 +228,10 @@ def test_smoke_artifact_matches_the_schema(smoke: tuple[Json, str]) -> None:
     assert skipped <= set(SMOKE_SKIPPED.values())
     # Every ratio the goals are set in is recorded beside its goal.
     for name in ("import_floor_ratio", "index_floor_ratio", "import_cores_busy",
-                 "provider_rate_spread", "cli_read_p50_s", "cli_help_p50_s"):  # fmt: skip
+                 "provider_rate_spread", "cli_read_p50_s", "cli_help_p50_s",
+                 "hybrid_search_p95_s", "search_peak_rss_bytes", "semantic_step_share",
+                 "paraphrase_hybrid_recall", "paraphrase_hybrid_gain",
+                 "lexical_hybrid_recall_gap"):  # fmt: skip
         assert is_number(doc["budgets"][name]["measured"]), name
         assert doc["budgets"][name]["status"] in ("pass", "miss"), name
 
@@ -281,6 +286,26 @@ def test_smoke_import_phases_measure_memory_and_changes(smoke: tuple[Json, str])
     assert append["ratio"] == pytest.approx(append["seconds"] / phases["import_full"]["seconds"])
 
 
+def test_smoke_records_the_semantic_step(smoke: tuple[Json, str]) -> None:
+    """The full import's receipt: the publish step's semantic part, its events embedded
+    and their rate, and its share of the import's wall time (budgeted)."""
+    doc, stdout = smoke
+    full, alone = doc["phases"]["import_full"], doc["phases"]["index_alone"]
+    for phase in (full, alone):
+        assert phase["vectors_skipped"] is None
+        assert 0 < phase["vectors_embedded"] <= phase["events" if phase is full else "indexed"]
+        assert (
+            0 < phase["vectors_seconds"] <= phase["index_seconds" if phase is full else "seconds"]
+        )
+        assert phase["vectors_embedded_per_s"] == pytest.approx(
+            phase["vectors_embedded"] / phase["vectors_seconds"]
+        )
+        assert phase["vectors_share"] == pytest.approx(phase["vectors_seconds"] / phase["seconds"])
+    assert alone["vectors_embedded"] == full["vectors_embedded"]
+    assert doc["budgets"]["semantic_step_share"]["measured"] == full["vectors_share"]
+    assert "semantic step of the full import: " in stdout
+
+
 def test_smoke_imports_each_provider_alone(smoke: tuple[Json, str]) -> None:
     """Records/s per provider, usage-ready, and the fastest over the slowest."""
     doc = smoke[0]
@@ -314,10 +339,20 @@ def test_smoke_import_floor_sums_its_pieces_against_the_goal(smoke: tuple[Json, 
     )
     import_cpu = full["cpu_user_seconds"] + full["cpu_system_seconds"]
     assert floor["import_cpu_seconds"] == pytest.approx(import_cpu)
-    # Each piece is of the usage part or the index part; each ratio is per record.
-    assert {p["part"] for p in counted} == {"usage", "index"}
+    # Each piece is of the usage part, the index part or the vectors part (the publish
+    # step's floor is the last two); each ratio is per record.
+    assert {p["part"] for p in counted} == {"usage", "index", "vectors"}
     assert floor["usage_cpu_seconds"] + floor["index_cpu_seconds"] == pytest.approx(
         floor["cpu_seconds"]
+    )
+    assert floor["vectors_cpu_seconds"] == pytest.approx(
+        sum(p["cpu_s"] for p in counted if p["part"] == "vectors")
+    )
+    # The semantic part itself, measured aside on the same catalog, over its floor.
+    (step,) = [p for p in floor["pieces"] if p["part"] == "vectors" and not p["counted"]]
+    assert floor["vectors_step_cpu_seconds"] == step["cpu_s"] > 0
+    assert floor["vectors_floor_ratio"] == pytest.approx(
+        step["cpu_s"] / floor["vectors_cpu_seconds"]
     )
     scale = full["records"] / floor["records"]
     assert floor["floor_ratio"] == pytest.approx(import_cpu / (floor["cpu_seconds"] * scale))
@@ -327,7 +362,8 @@ def test_smoke_import_floor_sums_its_pieces_against_the_goal(smoke: tuple[Json, 
         alone_cpu / (floor["index_cpu_seconds"] * scale)
     )
     assert doc["budgets"]["import_floor_ratio"]["measured"] == floor["floor_ratio"]
-    assert "import floor (parsing, redacting, tokenizing and writing alone): " in stdout
+    assert "import floor (parsing, redacting, tokenizing, embedding and writing alone): " in stdout
+    assert "publish step's semantic part CPU " in stdout
 
 
 def test_smoke_query_phases(smoke: tuple[Json, str]) -> None:
@@ -337,11 +373,55 @@ def test_smoke_query_phases(smoke: tuple[Json, str]) -> None:
     assert search["queries_with_hits"] > 0
     assert len(search["cli"]["samples_s"]) == 3 and "process start" in search["cli"]["note"]
     assert search["p50_s"] <= search["p95_s"]
+    # BM25 alone, then the same queries hybrid on the same connection: the first call
+    # (loading the vectors and the model) apart from the timed passes.
+    hybrid = search["hybrid"]
+    assert (search["mode"], hybrid["mode"]) == ("lexical", "hybrid")
+    assert search["cli"]["mode"] == "lexical" and hybrid["cli"]["mode"] == "hybrid"
+    assert hybrid["first_query"] == search["queries"][0]
+    assert len(hybrid["samples_s"]) == len(search["samples_s"])
+    assert hybrid["first_call_s"] > 0 and hybrid["vectors"] > 0
+    assert hybrid["queries_with_hits"] >= search["queries_with_hits"]
+    assert len(hybrid["cli"]["samples_s"]) == 3 and "process start" in hybrid["cli"]["note"]
+    assert smoke[0]["budgets"]["hybrid_search_p95_s"]["measured"] == hybrid["p95_s"]
+    # Memory: the library calls' (this process) and the CLI searches'.
+    assert 0 < search["library_rss_before_bytes"] <= search["library_peak_rss_bytes"]
+    assert search["peak_rss_bytes"] == max(search["library_peak_rss_bytes"],
+                                           search["cli"]["peak_rss_bytes"],
+                                           hybrid["cli"]["peak_rss_bytes"])  # fmt: skip
     assert len(phases["sessions_listing"]["samples_s"]) >= 10
     kinds = phases["reports"]["kinds"]
     assert {"daily", "weekly", "monthly", "session", "model", "project", "blocks"} <= set(kinds)
     assert all(len(k["samples_s"]) == 3 for k in kinds.values())
     assert len(phases["report_daily_cli"]["samples_s"]) == 3
+
+
+def test_smoke_recall_phase(smoke: tuple[Json, str]) -> None:
+    """Recall@5 of the evaluation set in each mode, recorded whatever it is."""
+    doc, stdout = smoke
+    recall = doc["phases"]["recall"]
+    assert recall["k"] == 5 and recall["events"] > 0 and recall["embedded"] > 0
+    runs = {name: set(modes) for name, modes in recall["recall"].items()}
+    assert runs == {
+        "paraphrase": {"lexical", "semantic", "hybrid"},
+        "lexical": {"lexical", "hybrid"},
+    }
+    for modes in recall["recall"].values():
+        for r in modes.values():
+            assert 0 <= r["found"] <= r["total"] and r["recall"] == r["found"] / r["total"]
+            assert len(r["missed"]) == r["total"] - r["found"]
+    para, exact = recall["recall"]["paraphrase"], recall["recall"]["lexical"]
+    assert recall["paraphrase_hybrid"] == para["hybrid"]["recall"]
+    assert recall["paraphrase_hybrid_gain"] == pytest.approx(
+        para["hybrid"]["recall"] - para["lexical"]["recall"]
+    )
+    assert recall["lexical_hybrid_gap"] == abs(
+        exact["hybrid"]["recall"] - exact["lexical"]["recall"]
+    )
+    budgets = doc["budgets"]
+    assert budgets["paraphrase_hybrid_recall"]["measured"] == recall["paraphrase_hybrid"]
+    assert budgets["lexical_hybrid_recall_gap"]["measured"] == recall["lexical_hybrid_gap"]
+    assert "recall@5: paraphrase lexical " in stdout
 
 
 def test_smoke_prints_a_summary_table(smoke: tuple[Json, str]) -> None:
@@ -507,8 +587,9 @@ def test_the_floor_does_the_work_of_the_import_it_is_measured_against(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """benchmarks.floors parses every line, tokenizes every event into the import's
-    postings, and writes every event and posting: its CPU is a floor under the import's
-    because it does at least those parts of the same work."""
+    postings, embeds every event the import embeds, and writes every event, posting and
+    vector: its CPU is a floor under the import's because it does at least those parts
+    of the same work."""
     import duckdb
 
     from agentlake.ingest.run import ImportOptions, run_import
@@ -523,9 +604,9 @@ def test_the_floor_does_the_work_of_the_import_it_is_measured_against(
     with duckdb.connect(str(catalog), read_only=True) as con:
         counts = [
             con.execute(f"SELECT count(*) FROM {table}").fetchone()
-            for table in ("events", "search_postings")
+            for table in ("events", "search_postings", "search_vectors")
         ]
-    events, postings = (int(row[0]) for row in counts if row)
+    events, postings, vectors = (int(row[0]) for row in counts if row)
     lines = sum(
         len([line for line in path.read_bytes().splitlines() if line])
         for path in home.rglob("*.jsonl")
@@ -534,13 +615,49 @@ def test_the_floor_does_the_work_of_the_import_it_is_measured_against(
     assert rows["tokenize: the import's tokenizer"] == postings > 0
     assert rows["redact: the text and tool inputs"] == rows["write: events"] == events
     assert rows["write: search_postings"] == postings
+    assert rows["embed: the model's tokenize and pool"] == rows["write: search_vectors"]
+    assert rows["write: search_vectors"] == vectors > 0
+    assert rows["semantic step: publish_vectors on the catalog"] == vectors
     assert floors.records == result.totals()["records"]
     assert 0 < floors.cpu < sum(piece.cpu for piece in floors.pieces)  # the aside not counted
     assert [piece.name for piece in floors.pieces if not piece.counted] == [
-        "tokenize: the words found, nothing more"
+        "tokenize: the words found, nothing more",
+        "semantic step: publish_vectors on the catalog",
     ]
     assert "write: search_postings indexed, checkpointed" in capsys.readouterr().out
     assert list(tmp_path.glob("floors-*")) == []  # the fresh catalog removed
+
+
+def test_recall_counts_a_query_only_when_its_target_is_among_the_hits(tmp_path: Path) -> None:
+    """benchmarks.recall (the recall phase's scoring): a hit is the target's prompt or
+    reply event in the target's session, nothing else. Searched by words, every
+    exact-word query finds its target and no paraphrase does (a paraphrase shares no
+    content word with its target's prompt or reply)."""
+    import duckdb
+
+    from agentlake.ingest.run import ImportOptions, run_import
+    from agentlake.read.search import search
+    from benchmarks.recall import finds_target, recall_at_k
+    from tests.read.semantic_eval_set import LEXICAL, PARAPHRASES, EvalEvent, write_eval_home
+
+    placed = write_eval_home(tmp_path / "home")
+    catalog = tmp_path / "eval.duckdb"
+    result = run_import(ImportOptions(catalog=catalog, workspace="default",
+                                      home=tmp_path / "home", env={}))  # fmt: skip
+    assert result.exit_code == 0
+    with duckdb.connect(str(catalog), read_only=True) as con:
+        query = LEXICAL[0]
+        target = placed[query.target]
+        hits = search(con, "default", query.text, limit=5, mode="lexical")
+        assert finds_target(con, hits, target)
+        assert not finds_target(con, hits, target._replace(session_id="another-session"))
+        assert not finds_target(con, hits, EvalEvent(target.session_id, "not it", "nor this"))
+        assert not finds_target(con, [], target)
+        exact = recall_at_k(con, LEXICAL, placed, "lexical")
+        assert (exact.found, exact.total, exact.missed) == (len(LEXICAL), len(LEXICAL), ())
+        assert exact.recall == 1.0
+        para = recall_at_k(con, PARAPHRASES, placed, "lexical")
+        assert (para.found, para.recall, len(para.missed)) == (0, 0.0, len(PARAPHRASES))
 
 
 def test_the_plan_splits_the_events() -> None:
