@@ -14,6 +14,7 @@ import contextlib
 import math
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -369,10 +370,14 @@ def _wait(
 
 
 def remove_catalog(catalog: Path) -> None:
-    """Remove ``catalog`` and the files DuckDB and the writer lock keep beside it
-    (``.wal``, ``.lock``), so that a run starts from an empty catalog."""
+    """Remove ``catalog`` and what DuckDB, the writer lock and the vector cache keep
+    beside it (``.wal``, ``.lock``, ``.vectors/``), so that a run starts from an empty
+    catalog."""
     for stale in catalog.parent.glob(catalog.name + "*"):
-        stale.unlink()
+        if stale.is_dir():
+            shutil.rmtree(stale)
+        else:
+            stale.unlink()
 
 
 _DROP_CACHES: Final = Path("/proc/sys/vm/drop_caches")

@@ -31,9 +31,9 @@ from __future__ import annotations
 import importlib.metadata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from functools import cache
 from datetime import UTC, date, datetime
 from decimal import Decimal
+from functools import cache
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 import duckdb

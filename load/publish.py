@@ -244,9 +244,7 @@ def _newest_import(con: duckdb.DuckDBPyConnection) -> int:
     return _count(con, "SELECT coalesce(max(import_id), -1) FROM imports")
 
 
-def _move_watermark(
-    con: duckdb.DuckDBPyConnection, workspace: str, end: tuple[Any, ...]
-) -> None:
+def _move_watermark(con: duckdb.DuckDBPyConnection, workspace: str, end: tuple[Any, ...]) -> None:
     """Move the watermark to a slice's ``end`` (a row of :data:`_SLICE_ENDS`)."""
     params = {"workspace": workspace, "import_id": end[1], "event_id": end[2]}
     con.execute(sql.inline(_SET_WATERMARK, params))

@@ -39,6 +39,7 @@ _VIEWS: Final = {
     "index_vocabulary": "SELECT term_no, term FROM search_staging_vocabulary",
 }
 
+
 class QueryTerm(NamedTuple):
     """An indexed term: its spelling, document frequency and number in the postings."""
 

@@ -16,9 +16,6 @@ unreadable or unwritable folder only means reading the catalog instead.
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -74,6 +71,9 @@ def ensure(con: duckdb.DuckDBPyConnection, workspace: str) -> None:
 def write(con: duckdb.DuckDBPyConnection, workspace: str, *, read_back: bool = True) -> VectorSet:
     """Read the workspace's vectors from the catalog and cache them (best effort), then
     drop the folders of other versions. Returns them (mapped when ``read_back``)."""
+    import shutil
+    import tempfile  # the writer's: a search that finds its copy never loads it
+
     import numpy as np
 
     table = con.execute(
@@ -99,7 +99,7 @@ def write(con: duckdb.DuckDBPyConnection, workspace: str, *, read_back: bool = T
                                strict=True):  # fmt: skip
             np.save(staging / name, array, allow_pickle=False)
         try:
-            os.replace(staging, folder)
+            staging.replace(folder)
         except OSError:  # another process cached this version first
             shutil.rmtree(staging, ignore_errors=True)
         for other in folder.parent.glob(f"{folder.name.split('-')[0]}-*"):

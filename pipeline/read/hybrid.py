@@ -24,6 +24,7 @@ import duckdb
 
 from agentlake import sql
 from agentlake.errors import ConfigurationError
+from agentlake.load.vector_cache import VectorSet
 from agentlake.read import cursors
 from agentlake.read.search import (
     SCORE_SCALE,
@@ -37,7 +38,7 @@ from agentlake.read.search import (
     lexical_ranked,
     snippet,
 )
-from agentlake.read.semantic import VectorSet, eligible, has_vectors, ranked, vector_set
+from agentlake.read.semantic import eligible, has_vectors, ranked, vector_set
 
 if TYPE_CHECKING:
     import numpy as np

@@ -74,13 +74,14 @@ def test_an_unknown_kind_is_a_usage_error_listing_the_kinds(
 
 def test_a_query_may_start_with_a_dash(cli: CliRunner, demo: tuple[Path, Path]) -> None:
     catalog = demo[1]
-    plain = _json(cli, "search", "cache", "--catalog", catalog)
+    words = ("--mode", "lexical")  # the query's words alone
+    plain = _json(cli, "search", "cache", "--catalog", catalog, *words)
     for query in ("-cache", "--cache"):
-        proc = cli("search", query, "--catalog", catalog, "--json")
+        proc = cli("search", query, "--catalog", catalog, "--json", *words)
         assert proc.returncode == 0, proc.stderr
         assert json.loads(proc.stdout)["hits"] == plain["hits"]  # only exclusions: the words
     assert plain["hits"]
-    both = _json(cli, "search", "cache -cache", "--catalog", catalog)
+    both = _json(cli, "search", "cache -cache", "--catalog", catalog, *words)
     assert both["hits"] == []  # beside a positive word, "-" still excludes
 
 

@@ -273,3 +273,42 @@ def test_the_cli_searches_by_mode(demo_home_catalog: tuple[Path, Path], cli: Cli
     assert "search (hybrid): cache bug" in human.stdout
     bad = cli("search", "cache bug", "--mode", "fuzzy", "--catalog", catalog)
     assert bad.returncode == 2
+
+
+def test_searches_map_the_vectors_copy_of_their_version_only(catalog_copy: Path) -> None:
+    """The copy beside the catalog is what a search reads (zeroed, it ranks nothing
+    first by meaning); a change of the vectors (a purge) gives them a new version, whose
+    copy is made from the catalog again; a broken copy is read around."""
+    from agentlake.load import vector_cache
+
+    event_id, provider, _, text = _unique_prompt(catalog_copy)
+    with duckdb.connect(str(catalog_copy), read_only=True) as con:
+        vector_cache.write(con, "default")  # the copy of this catalog (copied without it)
+        folder = next(Path(f"{catalog_copy}.vectors").iterdir())
+        assert folder.name.endswith(str(vector_cache.version(con, "default")))
+    best = search(catalog_copy, "default", text, limit=1, mode="semantic")
+    assert best[0].event_id == event_id
+    matrix = np.load(folder / "matrix.npy", mmap_mode="r+")
+    matrix[:] = 0
+    matrix.flush()
+    del matrix
+    assert search(catalog_copy, "default", text, limit=1, mode="semantic")[0].score == 0.0
+    other = _session_of_another_provider(catalog_copy, provider)
+    auth = Authorization("test", "default", "purge")
+    purge(catalog_copy, auth, other, confirm=preview(catalog_copy, auth, other).operation_id)
+    again = search(catalog_copy, "default", text, limit=1, mode="semantic")
+    assert again[0].event_id == event_id and again[0].score == pytest.approx(1.0, abs=1e-6)
+    assert not folder.exists()  # the old version's copy is gone
+    (next(Path(f"{catalog_copy}.vectors").iterdir()) / "matrix.npy").unlink()
+    assert search(catalog_copy, "default", text, limit=1, mode="semantic")[0].event_id == event_id
+
+
+def _session_of_another_provider(catalog: Path, provider: str) -> str:
+    """A session outside ``provider``'s sub-agent trees, with prompts."""
+    with duckdb.connect(str(catalog), read_only=True) as con:
+        row = con.execute(
+            "SELECT min(session_id) FROM events WHERE kind = 'prompt' AND provider <> ?",
+            [provider],
+        ).fetchone()
+    assert row is not None
+    return str(row[0])

@@ -56,7 +56,7 @@ def test_canaries_never_reach_the_catalog(cli: CliRunner, tmp_path: Path) -> Non
         assert canary[-12:].encode() not in stored
 
     for canary in CANARIES:
-        hits = cli("search", canary[-12:], "--catalog", catalog, "--json")
+        hits = cli("search", canary[-12:], "--catalog", catalog, "--json", "--mode", "lexical")
         assert hits.returncode == 0 and '"hits": []' in hits.stdout
 
 
