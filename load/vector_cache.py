@@ -30,9 +30,10 @@ _FILES: Final = ("event_ids.npy", "import_ids.npy", "matrix.npy")
 
 @dataclass(frozen=True, slots=True)
 class VectorSet:
-    """A workspace's vectors in memory: event ids (bytes), import ids and unit vectors."""
+    """A workspace's vectors in memory: event ids (bytes, ascending: an event's row is
+    found by binary search), import ids and unit vectors."""
 
-    event_ids: np.ndarray  # (events,) fixed-width bytes
+    event_ids: np.ndarray  # (events,) fixed-width bytes, sorted
     import_ids: np.ndarray  # (events,) int64
     matrix: np.ndarray  # (events, dims) float32
 
@@ -77,7 +78,8 @@ def write(con: duckdb.DuckDBPyConnection, workspace: str, *, read_back: bool = T
     import numpy as np
 
     table = con.execute(
-        "SELECT event_id, import_id, vec FROM search_vectors WHERE workspace = $ws",
+        "SELECT event_id, import_id, vec FROM search_vectors WHERE workspace = $ws "
+        "ORDER BY event_id",
         {"ws": workspace},
     ).to_arrow_table()
     vectors = table.column("vec").combine_chunks()

@@ -17,7 +17,7 @@ CREATE TABLE IF NOT EXISTS search_vectors (
     workspace  VARCHAR NOT NULL,
     event_id   VARCHAR NOT NULL,
     import_id  BIGINT NOT NULL,
-    vec        FLOAT[256] NOT NULL
+    vec        FLOAT[128] NOT NULL
 );
 
 CREATE TABLE IF NOT EXISTS vector_watermark (

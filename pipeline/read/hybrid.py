@@ -10,7 +10,8 @@ the last hit's (score, event id). A hybrid search ranks at most ``2 * DEPTH`` ev
 (``--mode lexical`` or ``semantic`` pages through every match).
 
 The query's own syntax holds on both sides: an excluded word leaves the semantic
-candidates that hold it, and a quoted phrase keeps only those that contain it.
+candidates that hold it, and a quoted phrase keeps only those that contain it (of the
+best :data:`DEPTH` by meaning, in a hybrid search).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 import duckdb
 
@@ -38,14 +39,18 @@ from agentlake.read.search import (
     lexical_ranked,
     snippet,
 )
-from agentlake.read.semantic import eligible, has_vectors, ranked, vector_set
+from agentlake.read.semantic import eligible, has_vectors, ranked, reordered, vector_set
 
 if TYPE_CHECKING:
     import numpy as np
 
+T = TypeVar("T")
+
 RRF_K: Final = 60
-DEPTH: Final = 200  # events each ranking brings to a hybrid page
-_WINDOW_MAX: Final = 1 << 20  # semantic candidates checked for phrases and exclusions
+DEPTH: Final = 100  # events each ranking brings to a hybrid page
+# Semantic candidates checked for quoted phrases and exclusions: the best DEPTH alone
+# (checking a phrase reads each candidate's text).
+_WINDOW_MAX: Final = DEPTH
 
 
 class Semantic:
@@ -53,12 +58,22 @@ class Semantic:
     caller ranks by words (the tokenizer, numpy and DuckDB release the GIL)."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, workspace: str, query: str) -> None:
-        self._pool = ThreadPoolExecutor(2, thread_name_prefix="agentlake-semantic")
+        # Two loads, then the ranking by meaning, which waits for both.
+        self._pool = ThreadPoolExecutor(3, thread_name_prefix="agentlake-semantic")
         self._reader = con.cursor()
         self.query: Future[np.ndarray] = self._pool.submit(_query_vector, query)
         self.vectors: Future[VectorSet] = self._pool.submit(
             vector_set, con, workspace, self._reader
         )
+
+    @property
+    def reader(self) -> duckdb.DuckDBPyConnection:
+        """The semantic threads' connection (a cursor of the search's)."""
+        return self._reader
+
+    def run(self, work: Callable[[int], T], argument: int) -> Future[T]:
+        """``work(argument)`` in a semantic thread (after the loads it waits for)."""
+        return self._pool.submit(work, argument)
 
     def close(self) -> None:
         """Wait for the loads (an error in them is not raised here) and free them."""
@@ -79,11 +94,11 @@ def _query_vector(query: str) -> np.ndarray:
 
 
 def chosen_mode(
-    con: duckdb.DuckDBPyConnection, workspace: str, mode: SearchMode
+    workspace: str, mode: SearchMode, *, embedded: bool
 ) -> Literal["lexical", "semantic", "hybrid"]:
-    """The mode a search runs in: ``auto`` is hybrid when the workspace has vectors and
-    the model is installed; ``hybrid`` and ``semantic`` without them are a usage error
-    that says how to get them."""
+    """The mode a search runs in: ``auto`` is hybrid when the workspace's events are
+    ``embedded`` and the model is installed; ``hybrid`` and ``semantic`` without them
+    are a usage error that says how to get them."""
     from agentlake.load.embedder import ModelUnavailable, model_dir
 
     if mode == "lexical":
@@ -94,7 +109,7 @@ def chosen_mode(
         if mode == "auto":
             return "lexical"
         raise ConfigurationError(f"--mode {mode}: {missing}") from None
-    if not has_vectors(con, workspace):
+    if not embedded:
         if mode == "auto":
             return "lexical"
         raise ConfigurationError(
@@ -109,7 +124,7 @@ def fused_page(
     workspace: str,
     parsed: ParsedQuery,
     plan: LexicalPlan,
-    semantic: Semantic | None,
+    semantic: Semantic,
     *,
     chosen: Literal["semantic", "hybrid"],
     bound: dict[str, Any],
@@ -119,33 +134,42 @@ def fused_page(
 ) -> SearchPage:
     """One page ranked by meaning (``semantic``) or by both rankings fused
     (``hybrid``), after the cursor's ``state`` (else after ``offset`` hits)."""
-    if semantic is None:  # the vectors appeared after the search began
-        semantic = Semantic(con, workspace, parsed.meaning)
     snap = _collection(con, workspace)
     after = tuple(state["after"]) if state else None
-    lexical: list[str] = []
-    if chosen == "hybrid":
-        found, _ = lexical_ranked(con, workspace, plan, limit=DEPTH, rows=False)
-        lexical = [r.event_id for r in found]
-    vectors, query = semantic.vectors.result(), semantic.query.result()
-    # The filtered events, unless nothing filters (the lexical side's plain case) and
-    # no vector waits to be replaced.
-    mask = (
-        None if plan.plain and not _pending(con, workspace) else eligible(con, vectors, plan.params)
-    )
     snapshot = int(plan.frozen["snapshot"])
-    keep = _passing(con, workspace, plan, parsed)
+    # Words and meaning are ranked at once, each on a core: the meaning in the
+    # semantic threads, on their own connection; the words here.
+    reader = semantic.reader
 
     def meaning(depth: int, after_key: tuple[int, str] | None = None) -> list[tuple[str, int]]:
+        vectors, query = semantic.vectors.result(), semantic.query.result()
+        # The filtered events, unless nothing filters (the lexical side's plain case)
+        # and no vector waits to be replaced.
+        plain = plan.plain and not _pending(reader, workspace)
+        mask = None if plain else eligible(reader, vectors, plan.params)
+        keep = _passing(reader, workspace, plan, parsed)
         return _semantic(vectors, query, mask, snapshot, after_key, depth, keep)
 
+    ranks: dict[str, tuple[int | None, int | None]] = {}
     if chosen == "semantic":
         need = limit + (0 if state else offset)
-        scored = meaning(need, after)[(0 if state else offset) :]
-        ranks: dict[str, tuple[int | None, int | None]] = {}
-        page = scored
+        page = meaning(need, after)[(0 if state else offset) :]
+    elif parsed.quoted or plan.params["excluded"]:
+        # Quotes and exclusions ask for exact words: meaning reorders the lexical
+        # matches (checking them on the nearest events would read every one's text).
+        found, _ = lexical_ranked(con, workspace, plan, limit=DEPTH, rows=False)
+        lexical = [r.event_id for r in found]
+        current = set(lexical) - _withdrawn(con, workspace, lexical)
+        by_meaning = reordered(
+            semantic.vectors.result(), [e for e in lexical if e in current],
+            semantic.query.result(),
+        )  # fmt: skip
     else:
-        by_meaning = [event_id for event_id, _ in meaning(DEPTH)]
+        by_meaning_later = semantic.run(meaning, DEPTH)
+        found, _ = lexical_ranked(con, workspace, plan, limit=DEPTH, rows=False)
+        lexical = [r.event_id for r in found]
+        by_meaning = [event_id for event_id, _ in by_meaning_later.result()]
+    if chosen == "hybrid":
         fused = fuse(lexical, by_meaning)
         if after is not None:
             fused = [f for f in fused if (-f[1], f[0]) > (-after[0], after[1])]
@@ -226,6 +250,17 @@ def _passing(
         return kept
 
     return keep
+
+
+def _withdrawn(con: duckdb.DuckDBPyConnection, workspace: str, ids: list[str]) -> set[str]:
+    """Those of ``ids`` whose vectors a load commit withdrew (stale until the publish
+    step replaces them)."""
+    rows = con.execute(
+        "SELECT event_id FROM vector_withdrawn WHERE workspace = $ws "
+        "AND event_id IN (SELECT unnest($ids::VARCHAR[]))",
+        {"ws": workspace, "ids": ids},
+    ).fetchall()
+    return {row[0] for row in rows}
 
 
 def _pending(con: duckdb.DuckDBPyConnection, workspace: str) -> bool:

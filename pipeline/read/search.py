@@ -234,7 +234,7 @@ def search_page(
         semantic = start_semantic(con, workspace, parsed.meaning) if mode != "lexical" else None
         try:
             snap = _collection(con, workspace)
-            chosen = chosen_mode(con, workspace, mode)
+            chosen = chosen_mode(workspace, mode, embedded=semantic is not None)
             bound = {"kind": "search", "workspace": workspace, "query": query,
                      "filters": _filter_key(flt), "mode": chosen,
                      "keys": "score in billionths, doc" if chosen == "lexical"

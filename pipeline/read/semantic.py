@@ -123,3 +123,18 @@ def ranked(
     ids = [event_id.decode() for event_id in vectors.event_ids[candidates].tolist()]
     order = sorted(zip((-keys[candidates]).tolist(), ids, strict=True))[:depth]
     return [(event_id, -negative) for negative, event_id in order]
+
+
+def reordered(vectors: VectorSet, ids: list[str], query: np.ndarray) -> list[str]:
+    """``ids`` (events) ordered by similarity to ``query``, best first (ties by event
+    id), without those that have no vector."""
+    import numpy as np
+
+    if not ids or not len(vectors):
+        return []
+    wanted = np.array([event_id.encode() for event_id in ids], dtype=vectors.event_ids.dtype)
+    rows = np.searchsorted(vectors.event_ids, wanted).clip(max=len(vectors) - 1)
+    present = vectors.event_ids[rows] == wanted
+    rows, named = rows[present], [i for i, here in zip(ids, present.tolist(), strict=True) if here]
+    keys = np.rint((np.asarray(vectors.matrix[rows]) @ query) * SCORE_SCALE).astype(np.int64)
+    return [event_id for _, event_id in sorted(zip((-keys).tolist(), named, strict=True))]

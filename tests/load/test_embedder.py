@@ -25,7 +25,8 @@ TEXTS = [
 def test_vectors_are_the_packages_own_mean_pooled_and_normalized() -> None:
     from wordllama import WordLlama
 
-    theirs = WordLlama.load(cache_dir=model_dir(), disable_download=True).embed(TEXTS, norm=True)
+    loaded = WordLlama.load(cache_dir=model_dir(), disable_download=True, trunc_dim=DIMS)
+    theirs = loaded.embed(TEXTS, norm=True)
     ours = load_embedder().embed(TEXTS)
     assert ours.shape == (len(TEXTS), DIMS) and ours.dtype == np.float32
     np.testing.assert_allclose(ours, theirs, atol=1e-6)
