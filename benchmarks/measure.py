@@ -374,7 +374,7 @@ def remove_catalog(catalog: Path) -> None:
     beside it (``.wal``, ``.lock``, ``.vectors/``), so that a run starts from an empty
     catalog."""
     for stale in catalog.parent.glob(catalog.name + "*"):
-        if stale.is_dir():
+        if stale.name == f"{catalog.name}.vectors":
             shutil.rmtree(stale)
         else:
             stale.unlink()

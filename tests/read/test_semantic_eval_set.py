@@ -17,7 +17,7 @@ from agentlake import sql
 from agentlake.ingest.run import ImportOptions, run_import
 from agentlake.load.catalog import load_fts
 from agentlake.load.terms import query_words
-from agentlake.read.search import SearchMode, search
+from benchmarks.recall import recall_at_k
 
 from .semantic_eval_set import (
     DISTRACTORS,
@@ -26,7 +26,6 @@ from .semantic_eval_set import (
     SESSIONS,
     TARGETS,
     EvalEvent,
-    Query,
     write_eval_home,
 )
 
@@ -218,29 +217,6 @@ def test_an_exact_word_query_is_rare_in_the_imported_home(eval_catalog: Path) ->
             assert found is not None and 1 <= found[0] <= 3, query
 
 
-def recall_at_5(
-    con: duckdb.DuckDBPyConnection,
-    queries: tuple[Query, ...],
-    placed: dict[str, EvalEvent],
-    mode: SearchMode,
-) -> float:
-    """The share of ``queries`` whose target (its prompt, or its reply in the same
-    session) is among the first five hits of a search in ``mode``."""
-    found = 0
-    for query in queries:
-        event = placed[query.target]
-        hits = search(con, "default", query.text, limit=5, mode=mode)
-        ids = [h.event_id for h in hits if h.session_id == event.session_id]
-        texts = {
-            text
-            for (text,) in con.execute(
-                "SELECT text FROM events WHERE event_id IN (SELECT unnest(?::VARCHAR[]))", [ids]
-            ).fetchall()
-        }
-        found += bool(texts & {event.prompt, event.reply})
-    return found / len(queries)
-
-
 def test_recall_at_5_by_mode(
     eval_home: tuple[Path, dict[str, EvalEvent]], eval_catalog: Path
 ) -> None:
@@ -253,11 +229,13 @@ def test_recall_at_5_by_mode(
     step's budget."""
     _, placed = eval_home
     with duckdb.connect(str(eval_catalog), read_only=True) as con:
-        lexical = recall_at_5(con, PARAPHRASES, placed, "lexical")
-        semantic = recall_at_5(con, PARAPHRASES, placed, "semantic")
-        hybrid = recall_at_5(con, PARAPHRASES, placed, "hybrid")
-        exact = recall_at_5(con, LEXICAL, placed, "lexical")
-        exact_hybrid = recall_at_5(con, LEXICAL, placed, "hybrid")
+        lexical, semantic, hybrid = (
+            recall_at_k(con, PARAPHRASES, placed, mode).recall
+            for mode in ("lexical", "semantic", "hybrid")
+        )
+        exact, exact_hybrid = (
+            recall_at_k(con, LEXICAL, placed, mode).recall for mode in ("lexical", "hybrid")
+        )
     assert lexical == 0.0
     assert hybrid >= semantic >= 0.2
     assert hybrid >= lexical + 0.2
