@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from agentlake.load.publish import PublishResult
     from agentlake.read.limits import LimitsReport
     from agentlake.read.reports import Report, ReportFilter, ReportKind
-    from agentlake.read.search import SearchHit
+    from agentlake.read.search import SearchHit, SearchMode
     from agentlake.read.sessions import SessionDetail, SessionPage
 
 
@@ -148,11 +148,14 @@ class Lake:
         flt = _report_filter(tz, since, until, provider, model, project)
         return unpriced(self.catalog, self.workspace, flt)
 
-    def search(self, query: str, *, limit: int = 20) -> list[SearchHit]:
-        """Ranked full-text search."""
+    def search(
+        self, query: str, *, limit: int = 20, mode: SearchMode = "auto"
+    ) -> list[SearchHit]:
+        """Ranked search by words, meaning or both (``mode``, as ``agentlake search
+        --mode``: hybrid once the workspace's events are embedded)."""
         from agentlake.read.search import search
 
-        return search(self.catalog, self.workspace, query, limit=limit)
+        return search(self.catalog, self.workspace, query, limit=limit, mode=mode)
 
     def sessions(
         self,
