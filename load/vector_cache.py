@@ -16,6 +16,7 @@ unreadable or unwritable folder only means reading the catalog instead.
 from __future__ import annotations
 
 import hashlib
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -25,17 +26,21 @@ import duckdb
 if TYPE_CHECKING:
     import numpy as np
 
-_FILES: Final = ("event_ids.npy", "import_ids.npy", "matrix.npy")
+_FILES: Final = ("event_ids.npy", "import_ids.npy", "matrix.npy", "by_id.npy")
+_BATCH: Final = 65_536  # vectors copied at a time
+_COUNT: Final = "SELECT count(*) FROM search_vectors WHERE workspace = $ws"
+_VECTORS: Final = "SELECT event_id, import_id, vec FROM search_vectors WHERE workspace = $ws"
 
 
 @dataclass(frozen=True, slots=True)
 class VectorSet:
-    """A workspace's vectors in memory: event ids (bytes, ascending: an event's row is
-    found by binary search), import ids and unit vectors."""
+    """A workspace's vectors: event ids (bytes), import ids, unit vectors, and the rows
+    in event id order (an event's row is found by binary search)."""
 
-    event_ids: np.ndarray  # (events,) fixed-width bytes, sorted
+    event_ids: np.ndarray  # (events,) fixed-width bytes
     import_ids: np.ndarray  # (events,) int64
     matrix: np.ndarray  # (events, dims) float32
+    by_id: np.ndarray  # (events,) the rows sorted by event id
 
     def __len__(self) -> int:
         return len(self.event_ids)
@@ -51,76 +56,98 @@ def version(con: duckdb.DuckDBPyConnection, workspace: str) -> str | None:
 
 def load(con: duckdb.DuckDBPyConnection, workspace: str) -> VectorSet:
     """The workspace's vectors: mapped from the cache when it holds this version, else
-    read from the catalog (and cached when the folder can be written)."""
+    copied there from the catalog and mapped (or read into memory when the folder
+    cannot be written)."""
     folder = _folder(con, workspace)
-    if folder is not None and folder.is_dir():
-        try:
-            return _mapped(folder)
-        except (OSError, ValueError):
-            pass  # a partial or foreign folder: read the catalog
-    return write(con, workspace, read_back=False)
+    if folder is not None:
+        with suppress(OSError, ValueError):  # a partial or foreign folder: made again
+            if folder.is_dir():
+                return _mapped(folder)
+        with suppress(OSError):
+            return _mapped(_write(con, workspace, folder))
+    return _in_memory(con, workspace)
 
 
 def ensure(con: duckdb.DuckDBPyConnection, workspace: str) -> None:
-    """Cache the workspace's vectors unless this version is cached already (the publish
-    step's last act)."""
+    """Copy the workspace's vectors unless this version is copied already (the publish
+    step's last act; a folder that cannot be written is left to the readers)."""
     folder = _folder(con, workspace)
     if folder is not None and not folder.is_dir():
-        write(con, workspace, read_back=False)
+        with suppress(OSError):
+            _write(con, workspace, folder)
 
 
-def write(con: duckdb.DuckDBPyConnection, workspace: str, *, read_back: bool = True) -> VectorSet:
-    """Read the workspace's vectors from the catalog and cache them (best effort), then
-    drop the folders of other versions. Returns them (mapped when ``read_back``)."""
+def _write(con: duckdb.DuckDBPyConnection, workspace: str, folder: Path) -> Path:
+    """Copy the workspace's vectors into ``folder`` (written beside it, then renamed),
+    a batch at a time (memory stays a batch's, however many there are), and drop the
+    folders of other versions."""
     import shutil
     import tempfile  # the writer's: a search that finds its copy never loads it
 
     import numpy as np
 
-    table = con.execute(
-        "SELECT event_id, import_id, vec FROM search_vectors WHERE workspace = $ws "
-        "ORDER BY event_id",
-        {"ws": workspace},
-    ).to_arrow_table()
-    vectors = table.column("vec").combine_chunks()
-    dims = vectors.type.list_size
-    found = VectorSet(
-        np.array(table.column("event_id").to_pylist(), dtype=np.bytes_),
-        table.column("import_id").to_numpy().astype(np.int64),
-        np.ascontiguousarray(
-            vectors.values.to_numpy(zero_copy_only=False).reshape(-1, dims), dtype=np.float32
-        ),
-    )
-    folder = _folder(con, workspace)
-    if folder is None:
-        return found
+    row = con.execute(_COUNT, {"ws": workspace}).fetchone()
+    count = int(row[0]) if row else 0
+    folder.parent.mkdir(exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".writing-", dir=folder.parent))
     try:
-        folder.parent.mkdir(exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".writing-", dir=folder.parent))
-        for name, array in zip(_FILES, (found.event_ids, found.import_ids, found.matrix),
-                               strict=True):  # fmt: skip
-            np.save(staging / name, array, allow_pickle=False)
+        ids, imports, written = [], [], 0
+        batches = con.execute(_VECTORS, {"ws": workspace}).to_arrow_reader(_BATCH)
+        with (staging / "matrix.npy").open("wb") as out:
+            dims = batches.schema.field("vec").type.list_size
+            header = {"descr": "<f4", "fortran_order": False, "shape": (count, dims)}
+            np.lib.format.write_array_header_1_0(out, header)
+            for batch in batches:
+                values = batch.column("vec").values.to_numpy(zero_copy_only=False)
+                out.write(np.asarray(values, dtype="<f4").tobytes())
+                ids.append(np.array(batch.column("event_id").to_pylist(), dtype=np.bytes_))
+                imports.append(batch.column("import_id").to_numpy().astype(np.int64))
+                written += batch.num_rows
+        if written != count:
+            raise OSError(f"{folder}: {written} vectors read, {count} counted")
+        event_ids = np.concatenate(ids) if ids else np.array([], dtype=np.bytes_)
+        np.save(staging / "event_ids.npy", event_ids, allow_pickle=False)
+        np.save(staging / "import_ids.npy", np.concatenate(imports) if imports
+                else np.array([], dtype=np.int64), allow_pickle=False)  # fmt: skip
+        np.save(staging / "by_id.npy", np.argsort(event_ids, kind="stable"), allow_pickle=False)
         try:
             staging.replace(folder)
-        except OSError:  # another process cached this version first
+        except OSError:  # another process copied this version first
             shutil.rmtree(staging, ignore_errors=True)
-        for other in folder.parent.glob(f"{folder.name.split('-')[0]}-*"):
-            if other != folder:
-                shutil.rmtree(other, ignore_errors=True)
-        return _mapped(folder) if read_back else found
-    except OSError:
-        return found
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    for other in folder.parent.glob(f"{folder.name.split('-')[0]}-*"):
+        if other != folder:
+            shutil.rmtree(other, ignore_errors=True)
+    return folder
+
+
+def _in_memory(con: duckdb.DuckDBPyConnection, workspace: str) -> VectorSet:
+    """The vectors read into memory (a catalog whose folder cannot be written)."""
+    import numpy as np
+
+    table = con.execute(_VECTORS, {"ws": workspace}).to_arrow_table()
+    vectors = table.column("vec").combine_chunks()
+    matrix = vectors.values.to_numpy(zero_copy_only=False).reshape(-1, vectors.type.list_size)
+    event_ids = np.array(table.column("event_id").to_pylist(), dtype=np.bytes_)
+    return VectorSet(
+        event_ids,
+        table.column("import_id").to_numpy().astype(np.int64),
+        np.ascontiguousarray(matrix, dtype=np.float32),
+        np.argsort(event_ids, kind="stable"),
+    )
 
 
 def _mapped(folder: Path) -> VectorSet:
     import numpy as np
 
-    ids, imports, matrix = (
+    ids, imports, matrix, by_id = (
         np.load(folder / name, mmap_mode="r", allow_pickle=False) for name in _FILES
     )
-    if not (len(ids) == len(imports) == len(matrix)):
+    if not (len(ids) == len(imports) == len(matrix) == len(by_id)):
         raise ValueError(f"{folder}: arrays of different lengths")
-    return VectorSet(ids, imports, matrix)
+    return VectorSet(ids, imports, matrix, by_id)
 
 
 def _folder(con: duckdb.DuckDBPyConnection, workspace: str) -> Path | None:

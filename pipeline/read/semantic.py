@@ -133,7 +133,8 @@ def reordered(vectors: VectorSet, ids: list[str], query: np.ndarray) -> list[str
     if not ids or not len(vectors):
         return []
     wanted = np.array([event_id.encode() for event_id in ids], dtype=vectors.event_ids.dtype)
-    rows = np.searchsorted(vectors.event_ids, wanted).clip(max=len(vectors) - 1)
+    at = np.searchsorted(vectors.event_ids, wanted, sorter=vectors.by_id)
+    rows = vectors.by_id[at.clip(max=len(vectors) - 1)]
     present = vectors.event_ids[rows] == wanted
     rows, named = rows[present], [i for i, here in zip(ids, present.tolist(), strict=True) if here]
     keys = np.rint((np.asarray(vectors.matrix[rows]) @ query) * SCORE_SCALE).astype(np.int64)

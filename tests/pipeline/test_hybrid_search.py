@@ -283,7 +283,7 @@ def test_searches_map_the_vectors_copy_of_their_version_only(catalog_copy: Path)
 
     event_id, provider, _, text = _unique_prompt(catalog_copy)
     with duckdb.connect(str(catalog_copy), read_only=True) as con:
-        vector_cache.write(con, "default")  # the copy of this catalog (copied without it)
+        vector_cache.ensure(con, "default")  # the copy of this catalog (copied without it)
         folder = next(Path(f"{catalog_copy}.vectors").iterdir())
         assert folder.name.endswith(str(vector_cache.version(con, "default")))
     best = search(catalog_copy, "default", text, limit=1, mode="semantic")
