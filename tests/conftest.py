@@ -131,3 +131,23 @@ def demo_home_catalog(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, P
     result = run_import(ImportOptions(catalog=catalog, workspace="default", home=home, env={}))
     assert result.exit_code == 0
     return home, catalog
+
+
+# The longest modules start first: with two workers taking modules in turn, one long
+# module started last keeps a worker busy after the other has finished.
+_LONGEST_FIRST: tuple[str, ...] = (
+    "tests/test_benchmarks.py",
+    "tests/pipeline/test_crash.py",
+    "tests/extract/test_gemini.py",
+    "tests/pipeline/test_soak.py",
+    "tests/pipeline/test_memory.py",
+    "tests/test_cli_latency.py",
+    "tests/pipeline/test_interrupt.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Order the collected tests so that the longest modules come first (the order
+    within a module is kept)."""
+    rank = {module: n for n, module in enumerate(_LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))

@@ -1,7 +1,7 @@
 """The lifecycle and tag filters every read applies (``sessions hide``, ``sessions
 tag``): the one rule a tag follows (:func:`check_tag`, for ``sessions tag`` and every
 ``--tag`` filter), a session's tags, whether a workspace has hidden sessions, and the
-search's fragment (``sql/queries/search_lifecycle.sql``), checked at query time against
+search's fragment (``sql/queries/search_filters.sql``), checked at query time against
 ``sessions`` and ``session_tags`` (the postings are never rewritten). Light to import:
 every read loads it."""
 
@@ -45,9 +45,10 @@ def tags_of(
 
 @cache
 def search_predicate() -> str:
-    """The ``AND …`` lines that keep a matching event ``e`` only when its session is
-    visible (or ``$include_hidden``) and carries ``$tag`` (when given)."""
-    lines = sql.query("search_lifecycle").splitlines()
+    """The ``AND …`` lines that keep a matching event ``e`` only when it passes the
+    search's filters, its session is visible (or ``$include_hidden``) and carries
+    ``$tag`` (when given)."""
+    lines = sql.query("search_filters").splitlines()
     return "\n".join(line for line in lines if not line.lstrip().startswith("--")) + "\n"
 
 

@@ -393,7 +393,7 @@ def _rank(
     con: duckdb.DuckDBPyConnection, params: dict[str, Any], plain: bool, phrase_sql: str = ""
 ) -> list[_Ranked]:
     """One page of events, best first (ties by their number in the index)."""
-    filtered = _RANKED_FILTERED.replace("/* lifecycle */", search_predicate())
+    filtered = _RANKED_FILTERED.replace("/* filters */", search_predicate())
     ranked = _RANKED_PLAIN if plain else filtered.replace("/* phrases */", phrase_sql)
     clauses = _clauses_sql(params["clauses"])
     statement = (
@@ -651,17 +651,7 @@ ranked AS (
     WHERE e.import_id <= $snapshot
       AND ($after_key IS NULL OR s.key < $after_key
            OR (s.key = $after_key AND s.doc > $after_doc))
-      AND ($provider IS NULL OR e.provider = $provider)
-      AND ($kind IS NULL OR e.kind = $kind)
-      AND ($model IS NULL OR e.model = $model)
-      AND ($session IS NULL OR starts_with(e.session_id, $session))
-      AND ($since IS NULL OR e.ts >= $since::TIMESTAMP AT TIME ZONE 'UTC')
-      AND ($until IS NULL OR e.ts < $until::TIMESTAMP AT TIME ZONE 'UTC')
-      AND ($project IS NULL OR EXISTS (
-            SELECT 1 FROM sessions x
-            WHERE x.workspace = $ws AND x.provider = e.provider AND x.session_id = e.session_id
-              AND contains(lower(x.project_path), lower($project))))
-      /* lifecycle */
+      /* filters */
       /* phrases */
     ORDER BY s.key DESC, s.doc
     LIMIT $limit OFFSET $offset

@@ -79,7 +79,7 @@ def eligible(
 
     from agentlake.read.lifecycle_filters import search_predicate
 
-    statement = sql.query("semantic_eligible").replace("/* lifecycle */", search_predicate())
+    statement = sql.query("semantic_eligible").replace("/* filters */", search_predicate())
     names = ("ws", "snapshot", "provider", "kind", "model", "session", "since", "until",
              "project", "include_hidden", "tag")  # fmt: skip
     rows = con.execute(statement, {k: params[k] for k in names}).fetchall()
