@@ -3,9 +3,9 @@
 The vectors (``search_vectors``, made by the publish step) are one float32 matrix,
 memory-mapped from their copy beside the catalog (:mod:`agentlake.load.vector_cache`),
 scored with one matrix-vector product: at a million events (about a quarter of them
-embedded) that takes a few milliseconds, where DuckDB's exact scan of the array column
-took over a hundred and an HNSW index took minutes to build and could not apply the
-search's filters before ranking (benchmarks/HISTORY.md has the measurements). A
+embedded) that takes about 10 ms, where DuckDB's exact scan of the array column took 70
+and an HNSW index took minutes to build and could not apply the search's filters before
+ranking (``python -m benchmarks.vector_scan``; benchmarks/HISTORY.md). A
 read-only connection (one nobody can write while it is open) keeps its set for the next
 search.
 
