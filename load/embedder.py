@@ -18,6 +18,7 @@ import importlib.util
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -64,9 +65,10 @@ class Embedder:
         encoded = self.tokenizer.encode_batch_fast(
             [t[:EMBED_CHARS] for t in texts], add_special_tokens=False
         )
-        lengths = np.fromiter((len(e.ids) for e in encoded), dtype=np.int64, count=len(texts))
-        ids = np.concatenate([np.asarray(e.ids, dtype=np.int32) for e in encoded if e.ids] or
-                             [np.empty(0, np.int32)])  # fmt: skip
+        # Each encoding's ids are a new list per access: read once, then flattened in C.
+        tokens = [e.ids for e in encoded]
+        lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+        ids = np.fromiter(chain.from_iterable(tokens), dtype=np.int32, count=int(lengths.sum()))
         ends = np.cumsum(lengths)
         starts = ends - lengths
         present = np.flatnonzero(lengths)

@@ -26,7 +26,7 @@ import duckdb
 if TYPE_CHECKING:
     import numpy as np
 
-_FILES: Final = ("event_ids.npy", "import_ids.npy", "matrix.npy", "by_id.npy")
+_FILES: Final = ("event_ids.npy", "import_ids.npy", "matrix.npy", "by_id.npy", "sorted_ids.npy")
 _BATCH: Final = 65_536  # vectors copied at a time
 _COUNT: Final = "SELECT count(*) FROM search_vectors WHERE workspace = $ws"
 _VECTORS: Final = "SELECT event_id, import_id, vec FROM search_vectors WHERE workspace = $ws"
@@ -35,12 +35,13 @@ _VECTORS: Final = "SELECT event_id, import_id, vec FROM search_vectors WHERE wor
 @dataclass(frozen=True, slots=True)
 class VectorSet:
     """A workspace's vectors: event ids (bytes), import ids, unit vectors, and the rows
-    in event id order (an event's row is found by binary search)."""
+    in event id order with their ids (an event's row is found by binary search)."""
 
     event_ids: np.ndarray  # (events,) fixed-width bytes
     import_ids: np.ndarray  # (events,) int64
     matrix: np.ndarray  # (events, dims) float32
     by_id: np.ndarray  # (events,) the rows sorted by event id
+    sorted_ids: np.ndarray  # (events,) event_ids[by_id]
 
     def __len__(self) -> int:
         return len(self.event_ids)
@@ -109,7 +110,9 @@ def _write(con: duckdb.DuckDBPyConnection, workspace: str, folder: Path) -> Path
         np.save(staging / "event_ids.npy", event_ids, allow_pickle=False)
         np.save(staging / "import_ids.npy", np.concatenate(imports) if imports
                 else np.array([], dtype=np.int64), allow_pickle=False)  # fmt: skip
-        np.save(staging / "by_id.npy", np.argsort(event_ids, kind="stable"), allow_pickle=False)
+        by_id = np.argsort(event_ids, kind="stable")
+        np.save(staging / "by_id.npy", by_id, allow_pickle=False)
+        np.save(staging / "sorted_ids.npy", event_ids[by_id], allow_pickle=False)
         try:
             staging.replace(folder)
         except OSError:  # another process copied this version first
@@ -131,23 +134,23 @@ def _in_memory(con: duckdb.DuckDBPyConnection, workspace: str) -> VectorSet:
     vectors = table.column("vec").combine_chunks()
     matrix = vectors.values.to_numpy(zero_copy_only=False).reshape(-1, vectors.type.list_size)
     event_ids = np.array(table.column("event_id").to_pylist(), dtype=np.bytes_)
+    by_id = np.argsort(event_ids, kind="stable")
     return VectorSet(
         event_ids,
         table.column("import_id").to_numpy().astype(np.int64),
         np.ascontiguousarray(matrix, dtype=np.float32),
-        np.argsort(event_ids, kind="stable"),
+        by_id,
+        event_ids[by_id],
     )
 
 
 def _mapped(folder: Path) -> VectorSet:
     import numpy as np
 
-    ids, imports, matrix, by_id = (
-        np.load(folder / name, mmap_mode="r", allow_pickle=False) for name in _FILES
-    )
-    if not (len(ids) == len(imports) == len(matrix) == len(by_id)):
+    arrays = [np.load(folder / name, mmap_mode="r", allow_pickle=False) for name in _FILES]
+    if len({len(array) for array in arrays}) != 1:
         raise ValueError(f"{folder}: arrays of different lengths")
-    return VectorSet(ids, imports, matrix, by_id)
+    return VectorSet(*arrays)
 
 
 def _folder(con: duckdb.DuckDBPyConnection, workspace: str) -> Path | None:

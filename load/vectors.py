@@ -190,26 +190,15 @@ def _apply_withdrawals(
     with transaction(con):
         con.execute(sql.inline(_DROP_WITHDRAWN, params))
         for number in range(_make_slices(con, workspace, again, slice_chars)):
-            vectors = _embedded(model, _slice_texts(con, workspace, number))
-            with _registered(con, vectors):
+            con.register("slice_vectors", _embedded(model, _slice_texts(con, workspace, number)))
+            try:
                 con.execute(sql.inline(_INSERT, params))
+            finally:
+                con.unregister("slice_vectors")
         con.execute(sql.inline("DELETE FROM vector_withdrawn WHERE workspace = $workspace", params))
         con.execute(sql.inline(_NEW_VERSION, params))
         fault("embed")
     return gone
-
-
-class _registered:
-    """``slice_vectors`` registered on ``con`` for a block inside a transaction."""
-
-    def __init__(self, con: duckdb.DuckDBPyConnection, table: pa.Table) -> None:
-        self.con, self.table = con, table
-
-    def __enter__(self) -> None:
-        self.con.register("slice_vectors", self.table)
-
-    def __exit__(self, *exc: object) -> None:
-        self.con.unregister("slice_vectors")
 
 
 def _watermark(con: duckdb.DuckDBPyConnection, workspace: str) -> tuple[int, str, int, str | None]:

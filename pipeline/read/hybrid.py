@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import UTC
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 import duckdb
@@ -31,13 +30,12 @@ from agentlake.read.search import (
     SCORE_SCALE,
     LexicalPlan,
     ParsedQuery,
-    SearchHit,
     SearchMode,
     SearchPage,
     _collection,
     _events_by_id,
+    as_hit,
     lexical_ranked,
-    snippet,
 )
 from agentlake.read.semantic import eligible, has_vectors, ranked, reordered, vector_set
 
@@ -178,14 +176,10 @@ def fused_page(
         meaning_at = {e: i + 1 for i, e in enumerate(by_meaning)}
         ranks = {e: (lexical_at.get(e), meaning_at.get(e)) for e, _ in page}
     rows = _events_by_id(con, workspace, [event_id for event_id, _ in page])
-    hits = []
-    for event_id, key in page:
-        provider, session_id, ts, kind, body = rows[event_id]
-        snip, spans = snippet(body or "", parsed.words)
-        when = ts.replace(tzinfo=UTC) if ts is not None else None
-        at_lexical, at_meaning = ranks.get(event_id, (None, None))
-        hits.append(SearchHit(session_id, provider, kind, when, key / SCORE_SCALE, snip,
-                              event_id, spans, at_lexical, at_meaning))  # fmt: skip
+    hits = [
+        as_hit(rows[event_id], event_id, key, parsed.words, ranks.get(event_id, (None, None)))
+        for event_id, key in page
+    ]
     next_cursor = None
     if len(hits) == limit:
         cursor_state = {**bound, **plan.frozen, "after": [page[-1][1], page[-1][0]]}

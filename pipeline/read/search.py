@@ -253,18 +253,29 @@ def search_page(
         finally:
             if semantic is not None:
                 semantic.close()
-    hits = []
-    for r in ranked:
-        provider, session_id, ts, kind, body = found[r.event_id]
-        snip, spans = snippet(body or "", parsed.words)
-        score = r.key / SCORE_SCALE
-        when = ts.replace(tzinfo=UTC) if ts is not None else None  # read as UTC
-        hits.append(SearchHit(session_id, provider, kind, when, score, snip, r.event_id, spans))
+    hits = [as_hit(found[r.event_id], r.event_id, r.key, parsed.words) for r in ranked]
     next_cursor = None
     if len(hits) == limit:
         state = {**bound, **plan.frozen, "after": [ranked[-1].key, ranked[-1].doc]}
         next_cursor = cursors.encode(state, snap.secret)
     return SearchPage(hits, next_cursor, snap.unindexed, "lexical")
+
+
+def as_hit(
+    row: tuple[Any, ...],
+    event_id: str,
+    key: float,
+    words: list[str],
+    ranks: tuple[int | None, int | None] = (None, None),
+) -> SearchHit:
+    """The :class:`SearchHit` of an event's row (:func:`_events_by_id`) ranked with
+    ``key`` (its score in billionths), its snippet around ``words``; ``ranks``: its
+    lexical and semantic ranks (hybrid and semantic searches)."""
+    provider, session_id, ts, kind, body = row
+    snip, spans = snippet(body or "", words)
+    when = ts.replace(tzinfo=UTC) if ts is not None else None  # read as UTC
+    return SearchHit(session_id, provider, kind, when, key / SCORE_SCALE, snip, event_id,
+                     spans, *ranks)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

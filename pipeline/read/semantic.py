@@ -82,9 +82,24 @@ def eligible(
     statement = sql.query("semantic_eligible").replace("/* filters */", search_predicate())
     names = ("ws", "snapshot", "provider", "kind", "model", "session", "since", "until",
              "project", "include_hidden", "tag")  # fmt: skip
-    rows = con.execute(statement, {k: params[k] for k in names}).fetchall()
-    keep = np.array([event_id.encode() for (event_id,) in rows], dtype=vectors.event_ids.dtype)
-    found: np.ndarray = np.isin(vectors.event_ids, keep)
+    kept = con.execute(statement, {k: params[k] for k in names}).fetchnumpy()["event_id"]
+    mask = np.zeros(len(vectors), dtype=bool)
+    mask[_rows_of(vectors, kept.astype(np.str_))] = True
+    return mask
+
+
+def _rows_of(vectors: VectorSet, ids: np.ndarray) -> np.ndarray:
+    """The rows of ``vectors`` holding the event ids ``ids`` (text), in their order; ids
+    without a vector are left out (a binary search in the rows' order by id)."""
+    import numpy as np
+
+    width = vectors.event_ids.dtype.itemsize
+    if not len(vectors) or not len(ids):
+        return np.empty(0, dtype=np.int64)
+    # An id longer than every stored one is none of them (cut, it could equal one).
+    wanted = ids[np.char.str_len(ids) <= width].astype(vectors.event_ids.dtype)
+    at = np.searchsorted(vectors.sorted_ids, wanted).clip(max=len(vectors) - 1)
+    found: np.ndarray = vectors.by_id[at[vectors.sorted_ids[at] == wanted]]
     return found
 
 
@@ -132,10 +147,7 @@ def reordered(vectors: VectorSet, ids: list[str], query: np.ndarray) -> list[str
 
     if not ids or not len(vectors):
         return []
-    wanted = np.array([event_id.encode() for event_id in ids], dtype=vectors.event_ids.dtype)
-    at = np.searchsorted(vectors.event_ids, wanted, sorter=vectors.by_id)
-    rows = vectors.by_id[at.clip(max=len(vectors) - 1)]
-    present = vectors.event_ids[rows] == wanted
-    rows, named = rows[present], [i for i, here in zip(ids, present.tolist(), strict=True) if here]
+    rows = _rows_of(vectors, np.array(ids, dtype=np.str_))
+    named = [event_id.decode() for event_id in vectors.event_ids[rows].tolist()]
     keys = np.rint((np.asarray(vectors.matrix[rows]) @ query) * SCORE_SCALE).astype(np.int64)
     return [event_id for _, event_id in sorted(zip((-keys).tolist(), named, strict=True))]

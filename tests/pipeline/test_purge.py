@@ -347,7 +347,8 @@ def test_a_purge_killed_before_commit_leaves_the_catalog_as_it_was(
     _, catalog = imported
     tables = ("sessions", "session_versions", "events", "usage", "rate_limits", "session_tags",
               "search_docs", "search_postings", "search_terms", "search_state", "audit",
-              "purge_receipts", "purge_revocations")  # fmt: skip
+              "purge_receipts", "purge_revocations", "search_vectors", "vector_withdrawn",
+              "vector_watermark")  # fmt: skip
     before = {t: _rows(catalog, t) for t in tables}
     marker = tmp_path / "paused"
     proc = subprocess.Popen(
