@@ -87,7 +87,8 @@ def vector_lag(con: duckdb.DuckDBPyConnection, workspace: str) -> VectorLag:
     import_id, event_id, through, model = _watermark(con, workspace)
     mark = above(Watermark(import_id, event_id, through)) if model == MODEL else "true"
     statement = sql.query("vector_lag").replace("/* above */", mark)
-    row = con.execute(sql.inline(statement, {"workspace": workspace})).fetchone()
+    params = {"workspace": workspace, "kinds": list(EMBEDDED_KINDS)}
+    row = con.execute(sql.inline(statement, params)).fetchone()
     assert row is not None
     return VectorLag(int(row[0]), int(row[1]), model)
 
