@@ -26,6 +26,9 @@ budget is measured on (:func:`measurements`).
                        and imported into a catalog of its own: recall@5 of its
                        paraphrases and exact-word queries, lexical, semantic and hybrid
                        (``benchmarks.recall``)
+``ducklake``           the usage-ready import into a DuckLake on a PostgreSQL server of
+                       its own, and the daily report on it, beside the DuckDB file's
+                       figures (``benchmarks.lake``; skipped without PostgreSQL)
 ``ccusage_daily``      ``ccusage daily --json --offline`` on the same home, when ccusage
                        20.0.24 is installed; skipped otherwise
 ``import_floor``       ``python -m benchmarks.floors`` on the home and its catalog: the
@@ -61,6 +64,7 @@ from . import corpus
 from .cli_latency import measure_cli_latency
 from .context import Context
 from .errors import PhaseError, PhaseSkipped
+from .lake import phase_ducklake
 from .measure import (
     ChildRun,
     RssSampler,
@@ -86,7 +90,7 @@ from .reports import (
 from .search_latency import draw_queries, sample_texts, time_hybrid, time_search
 from .sessions_listing import time_listing
 
-__all__ = ["PHASES", "PHASE_FUNCTIONS", "floor_ratios", "measurements"]
+__all__ = ["PHASES", "PHASE_FUNCTIONS", "floor_ratios", "measurements", "run_import"]
 
 IMPORT_TIMEOUT_S: Final = 3_600.0
 _CLI_SEARCH_SAMPLES: Final = 3
@@ -99,7 +103,9 @@ def _cli(*args: str | Path) -> list[str]:
     return [sys.executable, "-m", "agentlake", *map(str, args)]
 
 
-def _run_import(ctx: Context, *options: str, catalog: Path | None = None) -> dict[str, Any]:
+def run_import(
+    ctx: Context, *options: str | Path, catalog: Path | str | None = None
+) -> dict[str, Any]:
     """``agentlake import --json`` over the home; the receipt's figures and memory."""
     run = run_child(
         _cli("import", "--home", ctx.home, "--catalog", catalog or ctx.catalog, "--json", *options),
@@ -186,13 +192,13 @@ def phase_generate(ctx: Context) -> dict[str, Any]:
 
 def phase_import_full(ctx: Context) -> dict[str, Any]:
     """The first import of the whole home."""
-    return _run_import(ctx)
+    return run_import(ctx)
 
 
 def phase_import_usage_ready(ctx: Context) -> dict[str, Any]:
     """The first import of the whole home without the publish step (``--no-index``)."""
     remove_catalog(ctx.usage_ready)
-    return _run_import(ctx, "--no-index", catalog=ctx.usage_ready)
+    return run_import(ctx, "--no-index", catalog=ctx.usage_ready)
 
 
 def phase_index_alone(ctx: Context) -> dict[str, Any]:
@@ -219,7 +225,7 @@ def _rerun(ctx: Context, *, cold: bool) -> dict[str, Any]:
     for _ in range(ctx.settings.rerun_samples):
         if cold:
             drop_page_cache()
-        runs.append(_run_import(ctx))
+        runs.append(run_import(ctx))
     median = sorted(runs, key=lambda run: run["seconds"])[len(runs) // 2]
     return {**median, "samples_s": [run["seconds"] for run in runs], "cold": cold}
 
@@ -246,7 +252,7 @@ def phase_import_by_provider(ctx: Context) -> dict[str, Any]:
     for name in ctx.plan.providers:
         catalog = ctx.work / f"provider-{name}.duckdb"
         remove_catalog(catalog)
-        run = _run_import(ctx, "--no-index", "--provider", corpus.PROVIDER_IDS[name],
+        run = run_import(ctx, "--no-index", "--provider", corpus.PROVIDER_IDS[name],
                           catalog=catalog)  # fmt: skip
         remove_catalog(catalog)
         providers[name] = {key: run[key] for key in _PROVIDER_KEYS}
@@ -276,7 +282,7 @@ def phase_append_1pct(ctx: Context) -> dict[str, Any]:
     lines = {p: s.lines for p, s in ctx.written.items()}
     appended = corpus.append_new_records(ctx.home, ctx.work / "append-donors", ctx.plan, lines)
     prepare = time.perf_counter() - started
-    figures = _run_import(ctx)
+    figures = run_import(ctx)
     full = ctx.figures["import_full"]["seconds"]
     events = sum(lines.values())
     return {
@@ -458,6 +464,7 @@ PHASE_FUNCTIONS: Final[dict[str, Callable[[Context], dict[str, Any]]]] = {
     "report_daily_cli": phase_report_daily_cli,
     "cli_latency": phase_cli_latency,
     "recall": phase_recall,
+    "ducklake": phase_ducklake,
     "ccusage_daily": phase_ccusage_daily,
     "import_floor": phase_import_floor,
 }

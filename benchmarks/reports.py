@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from agentlake.load.lake import Catalog
 from agentlake.read.reports import REPORT_KINDS, ReportFilter, report
 
 from .errors import PhaseError
@@ -36,7 +37,7 @@ CCUSAGE_TIMEOUT_S: Final = 900.0
 CLI_TIMEOUT_S: Final = 300.0
 
 
-def time_reports(catalog: Path, samples: int) -> dict[str, Any]:
+def time_reports(catalog: Catalog, samples: int) -> dict[str, Any]:
     """p50/p95 seconds and raw samples of each report kind, library call."""
     out: dict[str, Any] = {}
     for kind in REPORT_KINDS:
@@ -52,7 +53,7 @@ def time_reports(catalog: Path, samples: int) -> dict[str, Any]:
 
 
 def time_cli_daily(
-    catalog: Path, samples: int = 3, env: Mapping[str, str] | None = None
+    catalog: Path | str, samples: int = 3, env: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
     """``agentlake report daily --json`` as a subprocess (includes interpreter start)."""
     times = []

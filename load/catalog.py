@@ -11,8 +11,9 @@ import fcntl
 import importlib.util
 import os
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from contextvars import ContextVar
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -20,6 +21,8 @@ import duckdb
 
 from agentlake import sql
 from agentlake.errors import CatalogLocked, CatalogUnusable, ConfigurationError
+from agentlake.load.lake import Catalog, LakeCatalog, connect_lake, is_lake, retrying
+from agentlake.load.lake_sql import migration, needs_rewrite, rewrite
 from agentlake.load.transaction import transaction
 
 if TYPE_CHECKING:
@@ -52,7 +55,10 @@ def run_script(con: duckdb.DuckDBPyConnection, text: str, params: Mapping[str, A
     its critical path, runs some 25 statements a commit). The Python client still takes
     the GIL back after each task of every statement of the script."""
     bodies = [sql.inline(body, params) for body in map(statement_body, split_script(text))]
-    script = ";\n".join(body for body in bodies if body.strip())
+    bodies = [body for body in bodies if body.strip()]
+    if any(map(needs_rewrite, bodies)) and is_lake(con):
+        bodies = rewrite(con, bodies)
+    script = ";\n".join(bodies)
     if script:
         con.execute(script)
 
@@ -199,10 +205,24 @@ def _open_file(
     return duckdb.connect(str(path), read_only=read_only, config=config)
 
 
-def migrate(con: duckdb.DuckDBPyConnection, path: Path) -> None:
-    """Bring the catalog to :data:`SCHEMA_VERSION`; refuse a newer or unknown one."""
+def migrate(con: duckdb.DuckDBPyConnection, path: Catalog) -> None:
+    """Bring the catalog to :data:`SCHEMA_VERSION`; refuse a newer or unknown one.
+
+    A DuckDB file (one writer, no reader meanwhile) migrates one transaction a step. A
+    lake is read while it is migrated: its readers must never meet it half done (its
+    views dropped, a table renamed), so everything happens in one transaction, each
+    migration as :func:`agentlake.load.lake_sql.migration` rewrites it."""
+    if isinstance(path, LakeCatalog):
+        with transaction(con):
+            _migrate_steps(con, path, in_one=True)
+    else:
+        _migrate_steps(con, path, in_one=False)
+
+
+def _migrate_steps(con: duckdb.DuckDBPyConnection, path: Catalog, *, in_one: bool) -> None:
     from secrets import token_hex  # the writer's (hashlib, hmac): readers never migrate
 
+    step = nullcontext if in_one else partial(transaction, con)
     current = _schema_version(con)
     if current is not None and current > SCHEMA_VERSION:
         raise CatalogUnusable(
@@ -211,16 +231,17 @@ def migrate(con: duckdb.DuckDBPyConnection, path: Path) -> None:
         )
     pending = [m for m in sql.migrations() if current is None or m[0] > current]
     if pending:  # migrations change tables only: the views are created again after them
-        with transaction(con):
+        with step():
             _drop_views(con)
     for version, name, text in pending:
-        with transaction(con):
+        with step():
             # A migration may seed per-catalog random values ($random_secret).
-            run_script(con, text, {"random_secret": token_hex(32)})
+            script = migration(text) if isinstance(path, LakeCatalog) else text
+            run_script(con, script, {"random_secret": token_hex(32)})
             con.execute("INSERT INTO schema_version (version, name) VALUES (?, ?)", [version, name])
     digests = _view_digests()
     if pending or _views(con) != digests:
-        with transaction(con):
+        with step():
             _drop_views(con)
             for name, text in sql.views():
                 run_script(con, text, {})
@@ -274,9 +295,22 @@ def connect_writer(path: Path, *, memory_limit: str | None = None) -> duckdb.Duc
 
 @contextmanager
 def open_for_write(
-    path: Path, *, wait: bool = False, memory_limit: str | None = None
+    catalog: Catalog,
+    *,
+    workspace: str | None = None,
+    wait: bool = False,
+    memory_limit: str | None = None,
 ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The catalog opened read-write under the exclusive writer lock, migrated."""
+    """The catalog opened read-write, migrated, with its one writer's hold: the
+    exclusive lock of a DuckDB file, or on a lake ``workspace``'s lease (another
+    workspace's writers go on meanwhile; without ``workspace``, none is taken)."""
+    if isinstance(catalog, LakeCatalog):
+        with _open_lake_for_write(
+            catalog, workspace=workspace, wait=wait, memory_limit=memory_limit
+        ) as con:
+            yield con
+        return
+    path = catalog
     if path.exists() and path.is_dir():
         raise ConfigurationError(f"{path}: is a directory; --catalog must name a file")
     with _flock(_lock_path(path), exclusive=True, wait=wait), _private_files():
@@ -291,6 +325,52 @@ def open_for_write(
             con.close()
 
 
+# Attempts at migrating a lake that other writers migrate at the same time.
+_MIGRATE_ATTEMPTS: Final = 20
+
+
+def _migrate_lake(con: duckdb.DuckDBPyConnection, lake: LakeCatalog) -> None:
+    """Migrate the lake. Writers that meet a new (or older) lake all migrate it: a
+    migration that overlaps another's either conflicts at COMMIT or finds, as it runs,
+    what the other made (a table or column that exists already). Either way it is rolled
+    back and the lake's version read again, until one of them has done each step."""
+    import time
+
+    for attempt in range(_MIGRATE_ATTEMPTS):
+        try:
+            retrying(con, lambda: migrate(con, lake))
+            return
+        except (duckdb.CatalogException, duckdb.BinderException):
+            if attempt == _MIGRATE_ATTEMPTS - 1:
+                raise
+            time.sleep(0.1 * (attempt + 1))
+
+
+@contextmanager
+def _open_lake_for_write(
+    lake: LakeCatalog, *, workspace: str | None, wait: bool, memory_limit: str | None
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    from agentlake.load.lease import workspace_lease
+    from agentlake.load.prices import refresh_prices
+
+    with _private_files():
+        con = connect_lake(lake, read_only=False)
+    try:
+        if memory_limit:
+            con.execute("SET memory_limit = ?", [memory_limit])
+        _migrate_lake(con, lake)
+        retrying(con, lambda: refresh_prices(con))
+        if workspace is None:
+            yield con
+        else:
+            with workspace_lease(
+                con, workspace, wait=wait, what=str(lake), notice=WAIT_NOTICE.get()
+            ):
+                yield con
+    finally:
+        con.close()
+
+
 # Whether readers wait for a running import instead of failing with CatalogLocked when
 # they are not told (the CLI's --wait on read commands sets it for the command).
 READ_WAIT: ContextVar[bool] = ContextVar("agentlake_read_wait", default=False)
@@ -302,15 +382,27 @@ WAIT_NOTICE: ContextVar[Callable[[str], None] | None] = ContextVar(
 
 @contextmanager
 def open_for_read(
-    path: Path, *, wait: bool | None = None, wheel_fts: bool = False
+    catalog: Catalog, *, wait: bool | None = None, wheel_fts: bool = False
 ) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The catalog opened read-only under a shared lock; its version must be known.
-    While an import writes, this fails with :class:`CatalogLocked` unless ``wait`` (by
-    default :data:`READ_WAIT`) says to wait for the import to finish. ``wheel_fts``: the
-    connection will load the fts extension of the installed wheel (:func:`load_fts`),
-    without checking its signature again."""
+    """The catalog opened read-only; its version must be known. A DuckDB file is read
+    under a shared lock: while an import writes, this fails with :class:`CatalogLocked`
+    unless ``wait`` (by default :data:`READ_WAIT`) says to wait for the import to
+    finish. A lake is read at its latest committed snapshot while imports write.
+    ``wheel_fts``: the connection will load the fts extension of the installed wheel
+    (:func:`load_fts`), without checking its signature again."""
+    if isinstance(catalog, LakeCatalog):
+        con = connect_lake(catalog, read_only=True)
+        try:
+            # One transaction: every query of the command reads the same snapshot.
+            con.execute("BEGIN")
+            _check_version(con, catalog)
+            yield con
+        finally:
+            con.close()
+        return
     if wait is None:
         wait = READ_WAIT.get()
+    path = catalog
     if not path.is_file():
         from agentlake.errors import NotFoundError
 
@@ -320,21 +412,37 @@ def open_for_read(
     with _flock(_lock_path(path), exclusive=False, wait=wait):
         con = _connect(path, read_only=True, wheel_fts=wheel_fts)
         try:
-            version = _schema_version(con)
-            if version != SCHEMA_VERSION:
-                raise CatalogUnusable(
-                    f"{path}: catalog schema version {version} is not the "
-                    f"version this agentlake reads ({SCHEMA_VERSION}); "
-                    "run an import with this version to migrate it"
-                )
+            _check_version(con, path)
             yield con
         finally:
             con.close()
 
 
+def catalog_exists(catalog: Catalog) -> bool:
+    """Whether ``catalog`` may hold a catalog already: its DuckDB or SQLite file exists
+    (a PostgreSQL lake is asked when it is opened)."""
+    if isinstance(catalog, LakeCatalog):
+        return catalog.sqlite_file is None or catalog.sqlite_file.is_file()
+    return catalog.is_file()
+
+
+def _check_version(con: duckdb.DuckDBPyConnection, catalog: Catalog) -> None:
+    version = _schema_version(con)
+    if version is None and isinstance(catalog, LakeCatalog):
+        from agentlake.errors import NotFoundError
+
+        raise NotFoundError(f"{catalog}: no catalog here; run 'agentlake import' first")
+    if version != SCHEMA_VERSION:
+        raise CatalogUnusable(
+            f"{catalog}: catalog schema version {version} is not the "
+            f"version this agentlake reads ({SCHEMA_VERSION}); "
+            "run an import with this version to migrate it"
+        )
+
+
 @contextmanager
 def open_priced(
-    catalog: Path, prices: PriceOverrides | None = None
+    catalog: Catalog, prices: PriceOverrides | None = None
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """The catalog opened for reading (see :func:`open_for_read`) with the user's
     ``prices``, if any, in force for its queries. The overrides' module (TOML, Arrow,
@@ -349,7 +457,7 @@ def open_priced(
 
 # A catalog to read: its path (opened and closed per call, as the CLI does) or a
 # read-only connection the caller keeps open across calls (notebooks, servers).
-CatalogRef = Path | duckdb.DuckDBPyConnection
+CatalogRef = Path | LakeCatalog | duckdb.DuckDBPyConnection
 
 
 @contextmanager

@@ -25,6 +25,8 @@ from agentlake.extract.sources import SourceFile
 
 from .catalog import run_script, split_script, statement_body, statements
 from .checkpoint import Continuity, SourceStatus
+from .lake import is_lake
+from .lease import committed
 from .transaction import transaction
 from .withhold import withheld_counts, withhold
 
@@ -118,6 +120,7 @@ class CatalogWriter:
         self.workspace = workspace
         self.allow_purged = allow_purged
         self.actor = actor  # who runs the import: named in the audit rows it writes
+        self.lake = is_lake(con)  # a lake has no indexes, and its commits may conflict
         # (provider, session id) -> the operation id of its purge: the revoked sessions,
         # read as the import begins (only a commit of this import, under the writer
         # lock, adds to them meanwhile).
@@ -137,7 +140,8 @@ class CatalogWriter:
         """Open a receipt (status ``running``); receipts left ``running`` by a killed
         run become ``abandoned``. Returns the new import id."""
         con = self.con
-        with transaction(con):
+
+        def body() -> int:
             con.execute(
                 "UPDATE imports SET status = 'abandoned' WHERE workspace = ? AND status = 'running'",
                 [self.workspace],
@@ -167,7 +171,9 @@ class CatalogWriter:
                 [self.workspace],
             ).fetchall()
             self._revoked = {(str(p), str(s)): str(o) for p, s, o in revoked}
-        return import_id
+            return import_id
+
+        return committed(con, body)
 
     def _session_script(self, name: str) -> str:
         """The named script that changes sessions, without its statements that keep
@@ -183,18 +189,19 @@ class CatalogWriter:
     ) -> None:
         """Close the receipt with its final counts."""
         columns = ", ".join(f"{name} = ${name}" for name in counts)
-        self.con.execute(
+        statement = (
             f"UPDATE imports SET ended_at = $ended, status = $status, detail = $detail, {columns} "
-            "WHERE workspace = $workspace AND import_id = $import_id",
-            {
-                **counts,
-                "ended": _now(),
-                "status": status,
-                "detail": orjson.dumps(detail).decode(),
-                "workspace": self.workspace,
-                "import_id": import_id,
-            },
+            "WHERE workspace = $workspace AND import_id = $import_id"
         )
+        params = {
+            **counts,
+            "ended": _now(),
+            "status": status,
+            "detail": orjson.dumps(detail).decode(),
+            "workspace": self.workspace,
+            "import_id": import_id,
+        }
+        committed(self.con, lambda: self.con.execute(statement, params))
 
     # -- commits --------------------------------------------------------------------
     def commit(
@@ -232,13 +239,16 @@ class CatalogWriter:
             limits = pa.concat_tables([r.rate_limits for r in data])
             if limits.num_rows:
                 tables["batch_rate_limits"] = limits
-        new_events: dict[str, int] = {}
-        new_usage: dict[str, int] = {}
         forgot = any(piece.restart for piece in pieces)
         count_events, count_calls, *let_go = statements(
             sql.inline(sql.query("count_new_rows"), {"forgot": forgot})
         )
-        with transaction(con, **tables):
+
+        def write() -> tuple[dict[str, int], dict[str, int]]:
+            # One attempt: on a lake it runs again, on the state the other writer left,
+            # when its COMMIT conflicts with another writer's.
+            new_events: dict[str, int] = {}
+            new_usage: dict[str, int] = {}
             for piece in pieces:
                 if piece.restart:
                     self._forget_source(piece.state.source.source_id)
@@ -284,10 +294,13 @@ class CatalogWriter:
                     "$import_id FROM batch_rejects",
                     params,
                 )
-            con.execute(sql.query("upsert_sources"))
+            run_script(con, sql.query("upsert_sources"), {})
             if data and not known:
                 con.execute("DROP VIEW new_events")
             self._fault("after-data")
+            return new_events, new_usage
+
+        new_events, new_usage = committed(con, write, **tables)
         results: dict[str, CommitResult] = {}
         for piece in pieces:
             sid = piece.state.source.source_id
@@ -355,7 +368,9 @@ class CatalogWriter:
         a few hundred thousand events each of these indexes made every commit's
         checkpoint a quarter of a second slower, which adds up quadratically over a bulk
         import. Building them once at the end (:meth:`ensure_bulk_indexes`) costs about
-        2 µs per row. Queries stay correct without them, only slower."""
+        2 µs per row. Queries stay correct without them, only slower. A lake has none."""
+        if self.lake:
+            return
         with transaction(self.con):
             for name in BULK_INDEXES:
                 self.con.execute(f"DROP INDEX IF EXISTS {name}")
@@ -363,7 +378,9 @@ class CatalogWriter:
     def ensure_bulk_indexes(self) -> float | None:
         """Build those of the :data:`BULK_INDEXES` that are missing (dropped for a bulk
         import, possibly by a run that was killed). Returns the seconds taken, or
-        ``None`` when all were there."""
+        ``None`` when all were there (always on a lake, which has none)."""
+        if self.lake:
+            return None
         present = {
             str(name)
             for (name,) in self.con.execute(

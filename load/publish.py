@@ -17,15 +17,17 @@ import time
 from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, TypeVar
 
 import duckdb
 
 from agentlake import sql
+from agentlake.load.lake import cursor, is_lake
 
 from .catalog import load_fts, run_script
+from .lease import committed
 from .search_index import DuckDBSearchIndex, Prepared
-from .transaction import transaction
 from .vectors import EmbedResult, publish_vectors
 
 if TYPE_CHECKING:
@@ -124,7 +126,7 @@ def publish(
     params = {"workspace": workspace}
     # The slices are read and tokenized one ahead of their writes, on a connection of
     # their own: DuckDB and polars release the GIL, so the two overlap on two cores.
-    reader = con.cursor()
+    reader = cursor(con)
     prepared: Generator[Prepared, None, None] | None = None
     try:
         withdrawn = _apply_withdrawals(index, slice_bytes, fault)
@@ -144,14 +146,10 @@ def publish(
                 )
             if number == slices:
                 break
-            with transaction(con):
-                indexed += index.add_prepared(next(prepared))
-                index.unstage()
-                _move_watermark(con, workspace, ends[number])
-                fault("index")
-                tell("slice", number)
+            write = partial(_write_slice, index, next(prepared), ends[number], fault, tell, number)
+            indexed += committed(con, write)
             tell("committed", number)
-        con.execute(sql.inline(_COMPLETE_THROUGH, {**params, "through": through}))
+        committed(con, lambda: run_script(con, _COMPLETE_THROUGH, {**params, "through": through}))
     finally:
         if prepared is not None:
             prepared.close()  # waits for the slice in the reader's hands
@@ -162,6 +160,25 @@ def publish(
     return PublishResult(
         indexed, withdrawn, slices, time.perf_counter() - started, vectors.stopped, vectors
     )
+
+
+def _write_slice(
+    index: DuckDBSearchIndex,
+    prepared: Prepared,
+    end: tuple[Any, ...],
+    fault: FaultHook,
+    tell: Progress,
+    number: int,
+) -> int:
+    """Index slice ``number`` (prepared) and move the watermark past it, in the caller's
+    transaction; returns the events indexed."""
+    index.rolled_back()  # an attempt that conflicted left nothing staged
+    added = index.add_prepared(prepared)
+    index.unstage()
+    _move_watermark(index.con, index.workspace, end)
+    fault("index")
+    tell("slice", number)
+    return added
 
 
 def rebuild(
@@ -180,28 +197,35 @@ def rebuild(
     fault = faults or (lambda point: None)
     index = _index(con, workspace)
     params = {"workspace": workspace}
+
+    def body() -> tuple[int, int]:
+        index.rolled_back()
+        index.clear()
+        con.execute("DELETE FROM search_withdrawn WHERE workspace = $workspace", params)
+        con.execute("DELETE FROM search_watermark WHERE workspace = $workspace", params)
+        through = _newest_import(con)
+        slices = _make_slices(con, workspace, "true", slice_bytes)
+        indexed = 0
+        for number in range(slices):
+            indexed += index.add(_slice_events(con, workspace, number))
+        ends = con.execute(_SLICE_ENDS).fetchall()
+        if ends:
+            _move_watermark(con, workspace, ends[-1])
+        run_script(con, _COMPLETE_THROUGH, {**params, "through": through})
+        index.unstage()
+        con.execute("DROP TABLE IF EXISTS publish_slices")
+        fault("index")
+        return indexed, slices
+
     try:
-        with transaction(con):
-            index.clear()
-            con.execute("DELETE FROM search_withdrawn WHERE workspace = $workspace", params)
-            con.execute("DELETE FROM search_watermark WHERE workspace = $workspace", params)
-            through = _newest_import(con)
-            slices = _make_slices(con, workspace, "true", slice_bytes)
-            indexed = 0
-            for number in range(slices):
-                indexed += index.add(_slice_events(con, workspace, number))
-            ends = con.execute(_SLICE_ENDS).fetchall()
-            if ends:
-                _move_watermark(con, workspace, ends[-1])
-            con.execute(sql.inline(_COMPLETE_THROUGH, {**params, "through": through}))
-            index.unstage()
-            con.execute("DROP TABLE IF EXISTS publish_slices")
-            fault("index")
+        indexed, slices = committed(con, body)
     finally:
         index.close()
     # The deleted postings' versions stay in memory until a checkpoint: sorting the new
-    # ones beside a million events' worth of them ran out of the ceiling.
-    con.execute("CHECKPOINT")
+    # ones beside a million events' worth of them ran out of the ceiling. (A lake's
+    # checkpoint is its maintenance, which `agentlake lake compact` runs.)
+    if not is_lake(con):
+        con.execute("CHECKPOINT")
     compact(con, min_tail=0, faults=faults)
     vectors = publish_vectors(con, workspace, faults=faults)
     return PublishResult(indexed, 0, slices, time.perf_counter() - started, vectors=vectors)
@@ -222,10 +246,13 @@ def compact(
     if tail <= 0 or tail < min_tail or (min_tail and tail * 4 < postings):
         return None
     started = time.perf_counter()
-    with transaction(con):
+
+    def body() -> None:
         run_script(con, sql.query("search_index_compact"), {})
         if faults is not None:
             faults("index")
+
+    committed(con, body)
     return time.perf_counter() - started
 
 
@@ -247,7 +274,7 @@ def _newest_import(con: duckdb.DuckDBPyConnection) -> int:
 def _move_watermark(con: duckdb.DuckDBPyConnection, workspace: str, end: tuple[Any, ...]) -> None:
     """Move the watermark to a slice's ``end`` (a row of :data:`_SLICE_ENDS`)."""
     params = {"workspace": workspace, "import_id": end[1], "event_id": end[2]}
-    con.execute(sql.inline(_SET_WATERMARK, params))
+    run_script(con, _SET_WATERMARK, params)
 
 
 def _count(con: duckdb.DuckDBPyConnection, query: str) -> int:
@@ -268,7 +295,9 @@ def _apply_withdrawals(index: DuckDBSearchIndex, slice_bytes: int, fault: FaultH
     ]
     if not gone:
         return 0
-    with transaction(con):
+
+    def body() -> None:
+        index.rolled_back()
         index.remove(gone)
         # gone_events (made by remove) names them; those above the watermark are
         # indexed with the other events above it.
@@ -280,6 +309,8 @@ def _apply_withdrawals(index: DuckDBSearchIndex, slice_bytes: int, fault: FaultH
         con.execute("DROP TABLE publish_slices")
         con.execute("DELETE FROM search_withdrawn WHERE workspace = $workspace", params)
         fault("index")
+
+    committed(con, body)
     return len(gone)
 
 

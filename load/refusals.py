@@ -14,8 +14,8 @@ import duckdb
 
 from agentlake import sql
 
-from .catalog import statements
-from .transaction import transaction
+from .catalog import run_script, statements
+from .lease import committed
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +43,8 @@ def record_refusals(
     refusals of those providers' sources it found fine."""
     find, forget, upsert = statements(sql.query("record_refusals"))
     rows = [(r.source_id, r.provider, r.path, r.code, r.message) for r in refusals]
-    with transaction(con):
+
+    def body() -> frozenset[str]:
         # A handful of rows, bound as values: registering an Arrow table would load
         # pyarrow.dataset, which a nightly run with nothing new never needs.
         con.execute(
@@ -55,6 +56,8 @@ def record_refusals(
         fresh = frozenset(str(r[0]) for r in con.execute(find, {"workspace": workspace}).fetchall())
         if complete:
             con.execute(forget, {"workspace": workspace, "providers": list(providers)})
-        con.execute(upsert, {"workspace": workspace, "import_id": import_id})
+        run_script(con, upsert, {"workspace": workspace, "import_id": import_id})
         con.execute("DROP TABLE run_refusals")
-    return fresh
+        return fresh
+
+    return committed(con, body)

@@ -19,6 +19,7 @@ from agentlake import sql
 from agentlake.errors import CatalogUnusable
 
 from .catalog import load_fts, run_script
+from .lake import is_lake
 from .terms import BatchTerms, BatchTokenizer, term_sql
 
 if TYPE_CHECKING:
@@ -104,6 +105,8 @@ class DuckDBSearchIndex:
         self._stemming = stemming
         self._slice = 0
         self._staged = False
+        # A lake's tables are Parquet files and catalog entries: its staging is TEMP.
+        self._temp = "TEMP " if is_lake(con) else ""
 
     @property
     def stemming(self) -> bool:
@@ -189,8 +192,13 @@ class DuckDBSearchIndex:
     def _stage(self) -> None:
         if not self._staged:
             for table, columns in _STAGING.items():
-                self.con.execute(f"CREATE TABLE {table} {columns}")
+                self.con.execute(f"CREATE {self._temp}TABLE {table} {columns}")
             self._staged = True
+
+    def rolled_back(self) -> None:
+        """The caller's transaction rolled back (a lake commit that conflicted), and
+        what it staged with it."""
+        self._staged = False
 
     def unstage(self) -> None:
         """Drop the staging tables of the slices added in the caller's transaction

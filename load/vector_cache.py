@@ -23,13 +23,20 @@ from typing import TYPE_CHECKING, Final
 
 import duckdb
 
+from .embedder import DIMS
+from .lake import lake_cache_dir
+
 if TYPE_CHECKING:
     import numpy as np
 
 _FILES: Final = ("event_ids.npy", "import_ids.npy", "matrix.npy", "by_id.npy", "sorted_ids.npy")
 _BATCH: Final = 65_536  # vectors copied at a time
 _COUNT: Final = "SELECT count(*) FROM search_vectors WHERE workspace = $ws"
-_VECTORS: Final = "SELECT event_id, import_id, vec FROM search_vectors WHERE workspace = $ws"
+# Cast to the model's fixed width: a lake stores the vectors as variable-size lists.
+_VECTORS: Final = (
+    f"SELECT event_id, import_id, vec::FLOAT[{DIMS}] AS vec FROM search_vectors "
+    "WHERE workspace = $ws"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,13 +161,17 @@ def _mapped(folder: Path) -> VectorSet:
 
 
 def _folder(con: duckdb.DuckDBPyConnection, workspace: str) -> Path | None:
-    """``<catalog>.vectors/<workspace digest>-<version>``, or ``None`` (no vectors, or
-    a catalog that is not a file)."""
+    """``<catalog>.vectors/<workspace digest>-<version>`` (a lake's in this machine's
+    cache folder for it), or ``None`` (no vectors, or an in-memory catalog)."""
     token = version(con, workspace)
+    if token is None:
+        return None
+    digest = hashlib.sha256(workspace.encode()).hexdigest()[:16]
+    if (cache := lake_cache_dir(con)) is not None:
+        return cache / "vectors" / f"{digest}-{token}"
     row = con.execute(
         "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
     ).fetchone()
-    if token is None or not row or not row[0]:
+    if not row or not row[0]:
         return None
-    digest = hashlib.sha256(workspace.encode()).hexdigest()[:16]
     return Path(f"{row[0]}.vectors") / f"{digest}-{token}"

@@ -16,16 +16,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 import duckdb
 
 from agentlake import sql
+from agentlake.load.lake import cursor
 
 from . import vector_cache
 from .catalog import run_script
 from .embedder import DIMS, MODEL, Embedder, ModelUnavailable, load_embedder, model_dir
-from .transaction import transaction
+from .lease import committed
 
 if TYPE_CHECKING:
     import numpy as np
@@ -122,15 +124,14 @@ def publish_vectors(
     fault = faults or (lambda point: None)
     tell = progress or (lambda point, number: None)
     if _watermark(con, workspace)[3] not in (None, MODEL):
-        with transaction(con):
-            run_script(con, _CLEAR, params)
+        committed(con, lambda: run_script(con, _CLEAR, params))
     withdrawn = _apply_withdrawals(con, workspace, model, slice_chars, fault)
     through = int(_one(con, "SELECT coalesce(max(import_id), -1) FROM imports"))
     import_id, event_id, done, _ = _watermark(con, workspace)
     selection = above(Watermark(import_id, event_id, done))
     # Slices are read and embedded one ahead of their writes, on a connection of their
     # own (the tokenizer and numpy release the GIL).
-    reader = con.cursor()
+    reader = cursor(con)
     embedded: Generator[pa.Table, None, None] | None = None
     insert = sql.inline(_INSERT, params)
     try:
@@ -143,14 +144,12 @@ def publish_vectors(
                 return EmbedResult(count, withdrawn, number, time.perf_counter() - started, True)
             vectors = next(embedded)
             tell("embedded", number)
-            with transaction(con, slice_vectors=vectors):
-                con.execute(insert)
-                con.execute(sql.inline(_SET_WATERMARK, {**params, "import_id": ends[number][1],
-                                                        "event_id": ends[number][2], "model": MODEL}))  # fmt: skip
-                fault("embed")
+            end = {**params, "import_id": ends[number][1], "event_id": ends[number][2]}
+            committed(con, partial(_write_slice, con, insert, end, fault), slice_vectors=vectors)
             tell("committed", number)
             count += vectors.num_rows
-        con.execute(sql.inline(_COMPLETE_THROUGH, {**params, "through": through, "model": MODEL}))
+        complete = {**params, "through": through, "model": MODEL}
+        committed(con, lambda: run_script(con, _COMPLETE_THROUGH, complete))
     finally:
         if embedded is not None:
             embedded.close()  # waits for the slice in the reader's hands
@@ -167,6 +166,16 @@ class _Lazy:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         return (self.given or load_embedder()).embed(texts)
+
+
+def _write_slice(
+    con: duckdb.DuckDBPyConnection, insert: str, end: dict[str, object], fault: FaultHook
+) -> None:
+    """Insert the registered ``slice_vectors`` and move the watermark to ``end``, in the
+    caller's transaction."""
+    con.execute(insert)
+    run_script(con, _SET_WATERMARK, {**end, "model": MODEL})
+    fault("embed")
 
 
 def _apply_withdrawals(
@@ -188,7 +197,8 @@ def _apply_withdrawals(
     import_id, event_id, through, _ = _watermark(con, workspace)
     mark = above(Watermark(import_id, event_id, through))
     again = f"e.event_id IN (SELECT event_id FROM vector_withdrawn WHERE workspace = $workspace) AND NOT {mark}"
-    with transaction(con):
+
+    def body() -> None:
         con.execute(sql.inline(_DROP_WITHDRAWN, params))
         for number in range(_make_slices(con, workspace, again, slice_chars)):
             con.register("slice_vectors", _embedded(model, _slice_texts(con, workspace, number)))
@@ -199,6 +209,8 @@ def _apply_withdrawals(
         con.execute(sql.inline("DELETE FROM vector_withdrawn WHERE workspace = $workspace", params))
         con.execute(sql.inline(_NEW_VERSION, params))
         fault("embed")
+
+    committed(con, body)
     return gone
 
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from agentlake.ingest.run import ImportResult
+    from agentlake.load.lake import Catalog
     from agentlake.load.publish import PublishResult
     from agentlake.read.limits import LimitsReport
     from agentlake.read.reports import Report, ReportFilter, ReportKind
@@ -34,7 +35,7 @@ class Lake:
     Report filters (``tz``, ``since``, ``until``, ``provider``, ``model``, ``project``)
     mean what they mean in :class:`agentlake.read.reports.ReportFilter`."""
 
-    def __init__(self, catalog: Path, workspace: str) -> None:
+    def __init__(self, catalog: Catalog, workspace: str) -> None:
         self.catalog = catalog
         self.workspace = workspace
 
@@ -148,9 +149,7 @@ class Lake:
         flt = _report_filter(tz, since, until, provider, model, project)
         return unpriced(self.catalog, self.workspace, flt)
 
-    def search(
-        self, query: str, *, limit: int = 20, mode: SearchMode = "auto"
-    ) -> list[SearchHit]:
+    def search(self, query: str, *, limit: int = 20, mode: SearchMode = "auto") -> list[SearchHit]:
         """Ranked search by words, meaning or both (``mode``, as ``agentlake search
         --mode``: hybrid once the workspace's events are embedded)."""
         from agentlake.read.search import search
@@ -208,9 +207,17 @@ def _report_filter(
     )
 
 
-def open(catalog: str | Path | None = None, workspace: str | None = None) -> Lake:
-    """The catalog at ``catalog`` (default: ``$AGENTLAKE_CATALOG`` or the XDG path)."""
-    from agentlake.config import check_workspace, default_catalog, default_workspace
+def open(
+    catalog: str | Path | None = None,
+    workspace: str | None = None,
+    *,
+    data_path: str | Path | None = None,
+) -> Lake:
+    """The catalog ``catalog`` names: a DuckDB file's path or a DuckLake URL (default:
+    ``$AGENTLAKE_CATALOG``, the config file's, or the XDG path); ``data_path`` is a new
+    lake's Parquet folder. The workspace defaults as the CLI's does."""
+    from agentlake.config import check_workspace, default_workspace, resolve_catalog
 
-    path = Path(catalog).expanduser() if catalog else default_catalog()
-    return Lake(path, check_workspace(workspace) if workspace else default_workspace())
+    found = resolve_catalog(catalog, data_path=data_path)
+    chosen = check_workspace(workspace) if workspace else default_workspace(catalog=found)
+    return Lake(found, chosen)

@@ -14,19 +14,67 @@ from typing import TYPE_CHECKING, Final
 from agentlake.errors import ConfigurationError
 
 if TYPE_CHECKING:
+    from agentlake.load.lake import Catalog
     from agentlake.load.price_overrides import PriceOverrides
 
 DEFAULT_WORKSPACE = "default"
 
 
 def default_catalog(env: Mapping[str, str] | None = None) -> Path:
-    """``$AGENTLAKE_CATALOG``, else ``$XDG_DATA_HOME/agentlake/catalog.duckdb``
+    """The default DuckDB file: ``$XDG_DATA_HOME/agentlake/catalog.duckdb``
     (``~/.local/share/agentlake/catalog.duckdb``)."""
     env = os.environ if env is None else env
-    if env.get("AGENTLAKE_CATALOG"):
-        return Path(env["AGENTLAKE_CATALOG"]).expanduser()
     data = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(data).expanduser() / "agentlake" / "catalog.duckdb"
+
+
+def resolve_catalog(
+    named: str | Path | None = None,
+    *,
+    data_path: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Catalog:
+    """The catalog a command acts on: ``named`` (``--catalog``), else
+    ``$AGENTLAKE_CATALOG``, else the config file's ``[catalog] url``, else
+    :func:`default_catalog`. A DuckDB file's path, or a DuckLake URL
+    (``ducklake:postgres:...``, ``ducklake:sqlite:FILE``) whose data path is
+    ``data_path`` (``--data-path``), else ``$AGENTLAKE_DATA_PATH``, else the config
+    file's ``[catalog] data_path``."""
+    from agentlake.load.lake import parse_catalog
+
+    env = os.environ if env is None else env
+    settings = catalog_settings(env)
+    text = str(named) if named else env.get("AGENTLAKE_CATALOG") or settings.get("url")
+    if not text:
+        return default_catalog(env)
+    data = data_path or env.get("AGENTLAKE_DATA_PATH") or settings.get("data_path")
+    return parse_catalog(text, data_path=str(data) if data else None)
+
+
+_CATALOG_KEYS: Final = ("url", "data_path", "workspace")
+
+
+def catalog_settings(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The config file's ``[catalog]`` table: ``url`` (a path or a DuckLake URL),
+    ``data_path`` (a lake's Parquet folder) and ``workspace``; empty without one."""
+    path = config_path(env)
+    if not path.exists():
+        return {}
+    from agentlake.load.price_overrides import read_toml
+
+    doc = read_toml(path, what="config file")
+    _check_sections(path, doc)
+    table = doc.get("catalog", {})
+    if not isinstance(table, dict):
+        raise ConfigurationError(f"{path}: catalog must be a table; write [catalog] with its keys")
+    for key, value in table.items():
+        if key not in _CATALOG_KEYS:
+            raise ConfigurationError(
+                f"{path}: unknown key {key!r} in [catalog]; use one of {', '.join(_CATALOG_KEYS)}"
+            )
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigurationError(f'{path}: catalog.{key} must be text, e.g. {key} = "..."')
+    return {key: str(value) for key, value in table.items()}
 
 
 def default_home(env: Mapping[str, str] | None = None) -> Path:
@@ -35,10 +83,28 @@ def default_home(env: Mapping[str, str] | None = None) -> Path:
     return Path(env.get("HOME") or Path.home())
 
 
-def default_workspace(env: Mapping[str, str] | None = None) -> str:
-    """``$AGENTLAKE_WORKSPACE``, else ``default``."""
+def default_workspace(
+    env: Mapping[str, str] | None = None, *, catalog: Catalog | None = None
+) -> str:
+    """``$AGENTLAKE_WORKSPACE``, else the config file's ``[catalog] workspace``, else
+    ``default`` for a DuckDB file and this machine's host name for a lake (each machine
+    imports into its own workspace of a team's lake)."""
     env = os.environ if env is None else env
-    return check_workspace(env.get("AGENTLAKE_WORKSPACE") or DEFAULT_WORKSPACE)
+    if env.get("AGENTLAKE_WORKSPACE"):
+        return check_workspace(env["AGENTLAKE_WORKSPACE"])
+    if configured := catalog_settings(env).get("workspace"):
+        return check_workspace(configured)
+    from agentlake.load.lake import LakeCatalog
+
+    return host_workspace() if isinstance(catalog, LakeCatalog) else DEFAULT_WORKSPACE
+
+
+def host_workspace() -> str:
+    """This machine's host name as a workspace name (other characters become ``-``)."""
+    import socket
+
+    name = socket.gethostname().split(".")[0] or DEFAULT_WORKSPACE
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in name)[:64]
 
 
 def check_workspace(name: str) -> str:
@@ -122,15 +188,15 @@ def price_overrides_from_config(env: Mapping[str, str] | None = None) -> PriceOv
     return found[0] if len(found) == 1 else found[0].merged(found[1])
 
 
-_SECTIONS: Final = ("prices", "import")
+_SECTIONS: Final = ("prices", "import", "catalog")
 
 
 def _check_sections(path: Path, doc: Mapping[str, object]) -> None:
     for section in doc:
         if section not in _SECTIONS:
             raise ConfigurationError(
-                f"{path}: unknown config section [{section}]; this agentlake reads [prices] "
-                "and [import]"
+                f"{path}: unknown config section [{section}]; this agentlake reads [prices], "
+                "[import] and [catalog]"
             )
 
 
@@ -183,7 +249,9 @@ def _ceiling(path: Path, key: str, value: object, kind: str) -> int:
         except ConfigurationError as exc:
             raise ConfigurationError(f"{path}: import.{key}: {exc}") from None
     if type(value) is not int or value <= 0:
-        what = "a positive number" + (' of bytes or a size such as "1GiB"' if kind == "size" else "")
+        what = "a positive number" + (
+            ' of bytes or a size such as "1GiB"' if kind == "size" else ""
+        )
         raise ConfigurationError(f"{path}: import.{key} = {value!r}; write {what}")
     return value
 
@@ -218,11 +286,11 @@ def resolve_price_overrides(
     return price_overrides_from_config(env)
 
 
-_DURATION_UNITS: Final = {"s": 1, "m": 60, "h": 3600}
+_DURATION_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
 
 
 def parse_duration(text: str) -> float:
-    """``"90s"``, ``"10m"``, ``"1.5h"`` or plain seconds → seconds."""
+    """``"90s"``, ``"10m"``, ``"1.5h"``, ``"7d"`` or plain seconds → seconds."""
     lowered = text.strip().lower()
     factor = _DURATION_UNITS.get(lowered[-1:], 1) if lowered else 1
     number = lowered[:-1] if lowered[-1:] in _DURATION_UNITS else lowered

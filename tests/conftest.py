@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
+
+from agentlake.load.lake import LakeCatalog
+from fixtures.postgres import PostgresServer, stop_postgres
+from tests.lakes import BACKENDS, Backend, catalog_of, lake_url, postgres_for_tests
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
@@ -24,6 +30,7 @@ _PROVIDER_ENV = (
     "OPENHUMAN_WORKSPACE",
     "AGENTLAKE_CATALOG",
     "AGENTLAKE_WORKSPACE",
+    "AGENTLAKE_DATA_PATH",
 )
 
 
@@ -44,6 +51,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # Created now, before any in-process run sets COLUMNS: rich fixes a console's width to
     # $COLUMNS when it is created, and every in-process run shares the CLI's consoles.
     import agentlake.cli.consoles  # noqa: F401
+
     if os.environ.get("AGENTLAKE_REQUIRE_CONFORMANCE") == "1" and not CONFORMANCE.is_dir():
         raise pytest.UsageError(
             f"{CONFORMANCE} is missing: the conformance corpus must be present in CI"
@@ -108,6 +116,32 @@ def lexical_search(monkeypatch: pytest.MonkeyPatch) -> None:
 def catalog(tmp_path: Path) -> Path:
     """A path for a fresh catalog."""
     return tmp_path / "catalog.duckdb"
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A PostgreSQL server for the test process (started on first use, stopped at the
+    end): its folder lives outside the tests' own, which only their user may enter."""
+    shm = Path("/dev/shm")
+    root = Path(tempfile.mkdtemp(prefix="agentlake-pg-", dir=shm if shm.is_dir() else None))
+    root.chmod(0o755)  # the server's user (not root's) enters it
+    try:
+        server = postgres_for_tests(root / "cluster")
+        try:
+            yield server
+        finally:
+            stop_postgres(server)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(params=BACKENDS)
+def any_catalog(request: pytest.FixtureRequest, tmp_path: Path) -> Path | LakeCatalog:
+    """A fresh catalog of each backend in turn: a DuckDB file, a DuckLake on SQLite and
+    one on PostgreSQL (for tests about data, not about the file)."""
+    backend: Backend = request.param
+    server = request.getfixturevalue("postgres") if backend == "postgres" else None
+    return catalog_of(lake_url(backend, tmp_path, server), tmp_path)
 
 
 @pytest.fixture(autouse=True)

@@ -80,7 +80,9 @@ def _query(catalog: Path, sql: str) -> list[tuple[Any, ...]]:
 def _byte_offset_sources(spec: ProviderSpec, home: Path) -> list[Path]:
     if spec.support == "export":
         plan = plan_files({}, workspace="w", files=[NamedFile(p) for p in _exported(home)])
-        return [s.path for s in plan.sources if s.source and s.source.position_kind == "byte-offset"]
+        return [
+            s.path for s in plan.sources if s.source and s.source.position_kind == "byte-offset"
+        ]
     plan = make_plan({}, workspace="w", home=home, env={}, providers=(spec,))
     return [s.path for s in plan.sources if s.source and s.source.position_kind == "byte-offset"]
 

@@ -8,12 +8,13 @@ import shutil
 from collections import defaultdict
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from agentlake.ingest.run import ImportOptions, run_import
+from agentlake.load.lake import LakeCatalog
 from fixtures.synth import generate_claude_home
 from tests.conftest import CONFORMANCE, FIXTURES
+from tests.lakes import read_connection
 from tests.pipeline.helpers import snapshot
 
 GOLDEN = FIXTURES / "golden" / "ccusage" / "claude"
@@ -50,12 +51,12 @@ def _golden(name: str) -> tuple[Totals, dict[str, int]]:
     return per_model, per_day
 
 
-def _imported(home: Path, catalog: Path) -> tuple[Totals, dict[str, int]]:
+def _imported(home: Path, catalog: Path | LakeCatalog) -> tuple[Totals, dict[str, int]]:
     result = run_import(
         ImportOptions(catalog=catalog, workspace="default", home=home, env={}, build_index=False)
     )
     assert result.exit_code == 0
-    con = duckdb.connect(str(catalog), read_only=True)
+    con = read_connection(catalog)
     rows = con.execute(
         "SELECT strftime(timezone('UTC', ts), '%Y-%m-%d'), coalesce(model, ''), sum(input_tokens), "
         "sum(output_tokens), sum(cache_write_tokens), sum(cache_read_tokens), sum(total_tokens) "
@@ -93,22 +94,25 @@ def test_fixture_matches_ccusage(name: str, tmp_path: Path) -> None:
     assert sum(got_days.values()) > 0
 
 
-def test_demo_home_matches_ccusage(tmp_path: Path) -> None:
+def test_demo_home_matches_ccusage(tmp_path: Path, any_catalog: Path | LakeCatalog) -> None:
+    """On every backend: the DuckDB file and DuckLakes on SQLite and PostgreSQL."""
     home = tmp_path / "home"
     generate_claude_home(home)
     expected, expected_days = _golden("demo")
-    got, got_days = _imported(home, tmp_path / "c.duckdb")
+    got, got_days = _imported(home, any_catalog)
     assert got == expected
     assert got_days == expected_days
 
 
-def test_fixture_tokens_do_not_depend_on_file_order_or_reimport(tmp_path: Path) -> None:
+def test_fixture_tokens_do_not_depend_on_file_order_or_reimport(
+    tmp_path: Path, any_catalog: Path | LakeCatalog
+) -> None:
     """Dedup is global across files and runs: importing files one at a time gives the
-    same totals as importing them together."""
+    same totals as importing them together (on every backend)."""
     source = FIXTURES / "claude" / "resumed_session_copies"
     home = tmp_path / "home"
     files = sorted(source.rglob("*.jsonl"))
-    catalog = tmp_path / "c.duckdb"
+    catalog = any_catalog
     for f in reversed(files):  # newest copy first, then the original
         target = home / f.relative_to(source)
         target.parent.mkdir(parents=True, exist_ok=True)

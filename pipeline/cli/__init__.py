@@ -38,6 +38,7 @@ from . import (
     doctor,
     import_hooks,
     imports,
+    lake,
     prices,
     providers,
     purge,
@@ -60,6 +61,7 @@ _COMMANDS = (
     purge,
     doctor,
     audit,
+    lake,
 )
 
 app = typer.Typer(

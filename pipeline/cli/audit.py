@@ -35,7 +35,7 @@ def audit(
     from .output import catalog_path, print_json, workspace_name
 
     def action() -> None:
-        auth = authorize(workspace_name(workspace), "audit")
+        auth = authorize(workspace_name(workspace, catalog), "audit")
         page = audit_page(
             catalog_path(catalog), auth, operation=operation, limit=limit, cursor=cursor
         )

@@ -50,7 +50,7 @@ def doctor(
         names = tuple(provider or ())
         if session_id is not None:
             diagnosis = explain_session(
-                catalog_path(catalog), workspace_name(workspace), session_id,
+                catalog_path(catalog), workspace_name(workspace, catalog), session_id,
                 home=root, env=dict(os.environ), providers=names,
             )  # fmt: skip
             if json:
@@ -62,7 +62,7 @@ def doctor(
                 render_session(out, diagnosis)
             return diagnosis.exit_code
         report = diagnose(
-            catalog_path(catalog), workspace_name(workspace), home=root, env=dict(os.environ),
+            catalog_path(catalog), workspace_name(workspace, catalog), home=root, env=dict(os.environ),
             providers=names, deep=deep,
         )  # fmt: skip
         if json:

@@ -12,7 +12,7 @@ import typer
 from agentlake.ingest.progress import ProgressMode
 
 from .boundary import guard
-from .options import CatalogOpt, DebugOpt, HomeOpt, JsonOpt, ProviderOpt, WorkspaceOpt
+from .options import CatalogOpt, DataPathOpt, DebugOpt, HomeOpt, JsonOpt, ProviderOpt, WorkspaceOpt
 
 if TYPE_CHECKING:
     import rich.progress
@@ -218,6 +218,7 @@ def import_(
         ),
     ] = "auto",
     catalog: CatalogOpt = None,
+    data_path: DataPathOpt = None,
     workspace: WorkspaceOpt = None,
     json: JsonOpt = False,
     debug: DebugOpt = False,
@@ -264,8 +265,8 @@ def import_(
             **ceilings,  # type: ignore[arg-type]
         )
         options = ImportOptions(
-            catalog=catalog_path(catalog),
-            workspace=workspace_name(workspace),
+            catalog=catalog_path(catalog, data_path),
+            workspace=workspace_name(workspace, catalog),
             home=(home or default_home()).expanduser(),
             env=dict(os.environ),
             providers=tuple(provider or ()),
@@ -318,7 +319,7 @@ def index(
 
     def action() -> None:
         options = IndexOptions(
-            catalog=catalog_path(catalog), workspace=workspace_name(workspace),
+            catalog=catalog_path(catalog), workspace=workspace_name(workspace, catalog),
             memory_limit=memory_limit, wait=wait,
         )  # fmt: skip
         published = run_index(options)

@@ -36,7 +36,9 @@ def _lifecycle(
     from .output import catalog_path, print_change, workspace_name
 
     def action() -> None:
-        auth = authorize(workspace_name(workspace), "hide" if operation == "hide" else "restore")
+        auth = authorize(
+            workspace_name(workspace, catalog), "hide" if operation == "hide" else "restore"
+        )
         change = change_lifecycle(catalog_path(catalog), auth, session_id, wait=wait)
         print_change(change.to_dict(), change.message, json=json)
 
@@ -77,7 +79,9 @@ def _tag(
     from .output import catalog_path, print_change, workspace_name
 
     def action() -> None:
-        auth = authorize(workspace_name(workspace), "tag" if operation == "tag" else "untag")
+        auth = authorize(
+            workspace_name(workspace, catalog), "tag" if operation == "tag" else "untag"
+        )
         change = tag_session(catalog_path(catalog), auth, session_id, tag, wait=wait)
         print_change(change.to_dict(), change.message, json=json)
 

@@ -10,11 +10,26 @@ from typing import Annotated
 import typer
 
 CatalogOpt = Annotated[
-    Path | None, typer.Option("--catalog", help="Catalog file \\[env AGENTLAKE_CATALOG].")
+    str | None,
+    typer.Option(
+        "--catalog",
+        help="Catalog: a DuckDB file, or a DuckLake URL (ducklake:postgres:CONNINFO, "
+        "ducklake:sqlite:FILE) \\[env AGENTLAKE_CATALOG].",
+    ),
+]
+DataPathOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--data-path",
+        help="Folder of a new DuckLake's Parquet files \\[env AGENTLAKE_DATA_PATH].",
+    ),
 ]
 WorkspaceOpt = Annotated[
     str | None,
-    typer.Option("--workspace", help="Workspace \\[env AGENTLAKE_WORKSPACE; default 'default']."),
+    typer.Option(
+        "--workspace",
+        help="Workspace \\[env AGENTLAKE_WORKSPACE; default 'default', on a lake the host name].",
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print a stable JSON document.")]
 DebugOpt = Annotated[bool, typer.Option("--debug", help="Show tracebacks.")]

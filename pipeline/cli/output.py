@@ -14,20 +14,41 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from agentlake.config import check_workspace, default_catalog, default_workspace
+from agentlake.config import check_workspace, default_workspace, resolve_catalog
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-
-def catalog_path(catalog: Path | None) -> Path:
-    """The catalog named on the command line, else the configured one."""
-    return catalog or default_catalog()
+    from agentlake.load.lake import Catalog, LakeCatalog
 
 
-def workspace_name(workspace: str | None) -> str:
-    """The workspace named on the command line (checked), else the configured one."""
-    return check_workspace(workspace) if workspace else default_workspace()
+def catalog_path(catalog: str | None, data_path: str | None = None) -> Catalog:
+    """The catalog named on the command line (a path or a DuckLake URL), else the
+    configured one."""
+    return resolve_catalog(catalog, data_path=data_path)
+
+
+def lake_catalog(catalog: str | None, data_path: str | None = None) -> LakeCatalog:
+    """The DuckLake the command line (or the configuration) names: the ``lake``
+    commands refuse a DuckDB file."""
+    from agentlake.errors import ConfigurationError
+    from agentlake.load.lake import LakeCatalog
+
+    found = resolve_catalog(catalog, data_path=data_path)
+    if not isinstance(found, LakeCatalog):
+        raise ConfigurationError(
+            f"{found}: not a DuckLake; name one with --catalog ducklake:postgres:... or "
+            "ducklake:sqlite:FILE (or AGENTLAKE_CATALOG)"
+        )
+    return found
+
+
+def workspace_name(workspace: str | None, catalog: str | None = None) -> str:
+    """The workspace named on the command line (checked), else the configured one (on
+    a lake: this machine's host name)."""
+    if workspace:
+        return check_workspace(workspace)
+    return default_workspace(catalog=resolve_catalog(catalog))
 
 
 def _json_default(value: Any) -> Any:

@@ -51,7 +51,7 @@ def sessions_purge(
     from .output import catalog_path, print_json, workspace_name
 
     def action() -> None:
-        auth = authorize(workspace_name(workspace), "purge")
+        auth = authorize(workspace_name(workspace, catalog), "purge")
         path = catalog_path(catalog)
         if confirm is None:
             shown = preview(path, auth, session_id)

@@ -101,7 +101,7 @@ def report_unpriced(
     def action() -> None:
         table = unpriced(
             catalog_path(catalog),
-            workspace_name(workspace),
+            workspace_name(workspace, catalog),
             _filter(tz, since, until, provider, tag=tag, include_hidden=include_hidden),
             prices=resolve_price_overrides(prices),
         )
@@ -164,7 +164,7 @@ def _report_command(kind: "ReportKind") -> Callable[..., None]:
             flt = _filter(tz, since, until, provider, model, project, tag, include_hidden)
             result = report(
                 catalog_path(catalog),
-                workspace_name(workspace),
+                workspace_name(workspace, catalog),
                 kind,
                 flt,
                 breakdown=breakdown,
@@ -179,7 +179,7 @@ def _report_command(kind: "ReportKind") -> Callable[..., None]:
                 from .consoles import out
                 from .render.reports import render_report
 
-                render_report(out, result, workspace=workspace_name(workspace))
+                render_report(out, result, workspace=workspace_name(workspace, catalog))
 
         guard(debug, action, wait=wait)
 
@@ -210,7 +210,7 @@ def report_limits(
 
     def action() -> None:
         result = limits_report(
-            catalog_path(catalog), workspace_name(workspace), tz=tz, provider=provider,
+            catalog_path(catalog), workspace_name(workspace, catalog), tz=tz, provider=provider,
             include_hidden=include_hidden,
         )  # fmt: skip
         if json:

@@ -77,7 +77,7 @@ def search_(
             tag=tag, include_hidden=include_hidden,
         )  # fmt: skip
         page = search_page(
-            catalog_path(catalog), workspace_name(workspace), query, limit=limit, offset=offset,
+            catalog_path(catalog), workspace_name(workspace, catalog), query, limit=limit, offset=offset,
             flt=flt, cursor=cursor, mode=mode,
         )  # fmt: skip
         if json:
@@ -90,7 +90,7 @@ def search_(
                    "model": model, "since": flt.since, "until": flt.until, "tag": tag,
                    "hidden": "included" if include_hidden else None}  # fmt: skip
         render_hits(
-            out, page, query=query, workspace=workspace_name(workspace), filters=filters,
+            out, page, query=query, workspace=workspace_name(workspace, catalog), filters=filters,
             continued=bool(cursor or offset),
         )  # fmt: skip
 

@@ -68,7 +68,7 @@ def sessions_list(
 
     def action() -> None:
         page = list_sessions(
-            catalog_path(catalog), workspace_name(workspace), provider=provider, project=project,
+            catalog_path(catalog), workspace_name(workspace, catalog), provider=provider, project=project,
             since=since, max_age=max_age, text=text, tag=tag, include_hidden=include_hidden,
             limit=limit, cursor=cursor,
         )  # fmt: skip
@@ -82,7 +82,11 @@ def sessions_list(
                    "max age": max_age, "text": text, "tag": tag,
                    "hidden": "included" if include_hidden else None}  # fmt: skip
         render_page(
-            out, page, workspace=workspace_name(workspace), filters=filters, continued=bool(cursor)
+            out,
+            page,
+            workspace=workspace_name(workspace, catalog),
+            filters=filters,
+            continued=bool(cursor),
         )
 
     guard(debug, action, wait=wait)
@@ -112,7 +116,7 @@ def sessions_show(
 
     def action() -> None:
         detail = show_session(
-            catalog_path(catalog), workspace_name(workspace), session_id,
+            catalog_path(catalog), workspace_name(workspace, catalog), session_id,
             bounds=None if full else DEFAULT_BOUNDS, include_hidden=include_hidden,
         )  # fmt: skip
         if json:

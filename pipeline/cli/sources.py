@@ -48,7 +48,7 @@ def sources(
     def action() -> None:
         options = ImportOptions(
             catalog=catalog_path(catalog),
-            workspace=workspace_name(workspace),
+            workspace=workspace_name(workspace, catalog),
             home=(home or default_home()).expanduser(),
             env=dict(os.environ),
             providers=tuple(provider or ()),
@@ -79,7 +79,7 @@ def sources_relocate(
     from .output import catalog_path, print_json, workspace_name
 
     def action() -> None:
-        auth = authorize(workspace_name(workspace), "relocate")
+        auth = authorize(workspace_name(workspace, catalog), "relocate")
         moved = relocate(catalog_path(catalog), auth, old, new, dry_run=dry_run)
         if json:
             print_json(moved.to_dict())
@@ -109,7 +109,7 @@ def sources_release(
     from .output import catalog_path, print_json, workspace_name
 
     def action() -> None:
-        auth = authorize(workspace_name(workspace), "release")
+        auth = authorize(workspace_name(workspace, catalog), "release")
         released = release(catalog_path(catalog), auth, path, dry_run=dry_run)
         if json:
             print_json(released.to_dict())

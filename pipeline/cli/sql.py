@@ -55,7 +55,7 @@ def sql_(
             raise ConfigurationError("pass either --workspace or --all-workspaces, not both")
         table = scoped_sql(
             catalog_path(catalog),
-            workspace_name(workspace),
+            workspace_name(workspace, catalog),
             statement,
             prices=resolve_price_overrides(prices),
             all_workspaces=all_workspaces,

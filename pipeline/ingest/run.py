@@ -32,11 +32,12 @@ from agentlake.ingest.plan import (
 )
 from agentlake.ingest.progress import NullReporter, Reporter
 from agentlake.load.bindings import CatalogBindings
-from agentlake.load.catalog import open_for_read, open_for_write
+from agentlake.load.catalog import catalog_exists, open_for_read, open_for_write
 from agentlake.load.checkpoint import (
     Checkpoint,
     load_checkpoints,
 )
+from agentlake.load.lake import Catalog
 from agentlake.load.load import (
     CatalogWriter,
     FaultHook,
@@ -72,7 +73,7 @@ BULK_MIN_BYTES = 256 * 1024 * 1024
 class ImportOptions:
     """Everything an import run needs to know."""
 
-    catalog: Path
+    catalog: Catalog
     workspace: str
     home: Path
     env: Mapping[str, str]
@@ -211,7 +212,7 @@ class ImportResult:
 
 def plan_import(options: ImportOptions) -> Plan:
     """The plan an import would execute, without writing anything."""
-    if options.catalog.is_file():
+    if catalog_exists(options.catalog):
         with open_for_read(options.catalog, wait=options.wait) as con:
             checkpoints = load_checkpoints(con, options.workspace)
             purged = purged_sources(con, options.workspace) if options.allow_purged else frozenset()
@@ -266,7 +267,9 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
     started = time.perf_counter()
     memory_warning = check_memory_limit(options.memory_limit)
     duckdb_limit, limits = memory_budget(options.memory_limit, options.limits)
-    with open_for_write(options.catalog, wait=options.wait, memory_limit=duckdb_limit) as con:
+    with open_for_write(
+        options.catalog, workspace=options.workspace, wait=options.wait, memory_limit=duckdb_limit
+    ) as con:
         writer = CatalogWriter(
             con, options.workspace, faults=options.faults, allow_purged=options.allow_purged,
             actor=actor_name(options.env) if options.allow_purged else "",
@@ -402,7 +405,7 @@ def _run_import(options: ImportOptions, reporter: Reporter | None) -> ImportResu
 class IndexOptions:
     """What the publish step run alone (``agentlake index``) needs to know."""
 
-    catalog: Path
+    catalog: Catalog
     workspace: str
     memory_limit: str | None = "1GiB"  # the run's ceiling, split as an import's is
     wait: bool = False
@@ -417,13 +420,15 @@ def run_index(options: IndexOptions) -> PublishResult:
     from agentlake.errors import NotFoundError
     from agentlake.load.publish import publish
 
-    if not options.catalog.is_file():
+    if not catalog_exists(options.catalog):
         raise NotFoundError(
             f"{options.catalog}: no catalog here; run 'agentlake import' first or pass --catalog"
         )
     check_memory_limit(options.memory_limit)
     duckdb_limit, _ = memory_budget(options.memory_limit, ExtractLimits())
-    with open_for_write(options.catalog, wait=options.wait, memory_limit=duckdb_limit) as con:
+    with open_for_write(
+        options.catalog, workspace=options.workspace, wait=options.wait, memory_limit=duckdb_limit
+    ) as con:
         published = publish(
             con, options.workspace, slice_bytes=options.slice_bytes,
             progress=options.progress, faults=options.faults,

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -14,6 +13,7 @@ import orjson
 
 from agentlake import sql
 from agentlake.load.catalog import open_for_read
+from agentlake.load.lake import Catalog
 from agentlake.read import cursors
 
 from .authz import Authorization
@@ -80,7 +80,7 @@ class AuditPage:
 
 
 def audit_page(
-    catalog: Path,
+    catalog: Catalog,
     auth: Authorization,
     *,
     operation: str | None = None,

@@ -35,10 +35,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final, Literal
 
 from agentlake import sql
+from agentlake.load.lake import Catalog
 from agentlake.read.names import session_named
 
 from .audit import record
@@ -111,7 +111,7 @@ class LifecycleChange:
 
 
 def change_lifecycle(
-    catalog: Path, auth: Authorization, ident: str, *, wait: bool = False
+    catalog: Catalog, auth: Authorization, ident: str, *, wait: bool = False
 ) -> LifecycleChange:
     """Hide (``auth.operation`` ``hide``) or restore (``restore``) the session ``ident``
     (an id or unique prefix, hidden or not) of ``auth.workspace`` with its subtree, in
@@ -123,7 +123,7 @@ def change_lifecycle(
             f"change_lifecycle needs a hide or restore authorization, not {auth.operation}"
         )
     target = TARGET[auth.operation]
-    with mutation(catalog, wait=wait) as con:
+    with mutation(catalog, workspace=auth.workspace, wait=wait) as con:
         provider, session_id = session_named(con, auth.workspace, ident, include_hidden=True)
         key = {"workspace": auth.workspace, "provider": provider}
         subtree = con.execute(

@@ -24,7 +24,6 @@ import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Final, Literal
 
 import duckdb
@@ -33,6 +32,7 @@ import orjson
 from agentlake import sql
 from agentlake.errors import ConfigurationError, NotFoundError
 from agentlake.load.catalog import open_for_read, run_script, statements
+from agentlake.load.lake import Catalog
 from agentlake.read.names import session_named
 
 from .audit import record
@@ -117,7 +117,7 @@ class ScopeChanged(ConfigurationError):
         self.preview = preview
 
 
-def preview(catalog: Path, auth: Authorization, ident: str) -> PurgePreview:
+def preview(catalog: Catalog, auth: Authorization, ident: str) -> PurgePreview:
     """What purging the session ``ident`` (an id or a unique prefix) of
     ``auth.workspace`` would delete. A session of another workspace, or one already
     purged, is :class:`NotFoundError` (a purged one's message names its receipt)."""
@@ -126,7 +126,7 @@ def preview(catalog: Path, auth: Authorization, ident: str) -> PurgePreview:
 
 
 def purge(
-    catalog: Path,
+    catalog: Catalog,
     auth: Authorization,
     ident: str,
     *,
@@ -139,7 +139,7 @@ def purge(
     scope that no longer matches ``confirm`` is :class:`ScopeChanged` (nothing is
     deleted); a ``confirm`` of a purge already done returns its stored receipt."""
     confirm = confirm.strip()
-    with mutation(catalog, wait=wait) as con:
+    with mutation(catalog, workspace=auth.workspace, wait=wait) as con:
         done = receipt_of(con, auth.workspace, operation_id=confirm)
         if done is not None and _names(done, ident):
             return done

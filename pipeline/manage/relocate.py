@@ -27,8 +27,9 @@ from agentlake import sql
 from agentlake.errors import ConfigurationError, NotFoundError
 from agentlake.extract.sources import NotARegularFile, open_regular
 from agentlake.load.bindings import CatalogBindings
-from agentlake.load.catalog import open_for_read
+from agentlake.load.catalog import catalog_exists, open_for_read
 from agentlake.load.checkpoint import document_digest, window_digest
+from agentlake.load.lake import Catalog
 
 from .audit import record
 from .authz import Authorization
@@ -195,7 +196,7 @@ def _mismatch(held: _Held, new_path: str) -> tuple[str, os.stat_result | None]:
 
 
 def relocate(
-    catalog: Path, auth: Authorization, old: Path, new: Path, *, dry_run: bool = False
+    catalog: Catalog, auth: Authorization, old: Path, new: Path, *, dry_run: bool = False
 ) -> Relocation:
     """Point the sources of ``auth.workspace`` at or under ``old`` (a moved directory or
     one file) at the corresponding paths under ``new``, keeping their ids, checkpoints
@@ -207,7 +208,7 @@ def relocate(
     old_s, new_s = _absolute(old), _absolute(new)
     if old_s == new_s:
         raise ConfigurationError(f"{old} and {new} are the same path; nothing to relocate")
-    if not catalog.is_file():
+    if not catalog_exists(catalog):
         raise NotFoundError(
             f"{catalog}: no catalog here; run 'agentlake import' first or pass --catalog"
         )
@@ -215,7 +216,7 @@ def relocate(
         with open_for_read(catalog) as con:
             moves, _ = _plan_moves(con, auth.workspace, old_s, new_s)
         return Relocation(auth.workspace, old_s, new_s, tuple(moves), True)
-    with mutation(catalog) as con:
+    with mutation(catalog, workspace=auth.workspace) as con:
         moves, stats = _plan_moves(con, auth.workspace, old_s, new_s)
         table = pa.table({
             "source_id": [m.source_id for m in moves],
@@ -285,13 +286,13 @@ def _check_targets_free(
             )
 
 
-def release(catalog: Path, auth: Authorization, path: Path, *, dry_run: bool = False) -> Release:
+def release(catalog: Catalog, auth: Authorization, path: Path, *, dry_run: bool = False) -> Release:
     """Release the sources of ``auth.workspace`` at or under ``path``: another workspace
     may import them from now on. The workspace keeps the rows it imported (and may read
     the files on until another workspace imports them). A path where the workspace holds
     no source is :class:`NotFoundError`, whether or not another workspace holds one."""
     where = _absolute(path)
-    if not catalog.is_file():
+    if not catalog_exists(catalog):
         raise NotFoundError(
             f"{catalog}: no catalog here; run 'agentlake import' first or pass --catalog"
         )
@@ -300,7 +301,7 @@ def release(catalog: Path, auth: Authorization, path: Path, *, dry_run: bool = F
             held = _held(con, auth.workspace, where)
         fresh = _releasable(held)
         return Release(auth.workspace, where, fresh, len(held) - len(fresh), True)
-    with mutation(catalog) as con:
+    with mutation(catalog, workspace=auth.workspace) as con:
         held = _held(con, auth.workspace, where)
         fresh = _releasable(held)
         audit_id = None

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from agentlake import sql
+from agentlake.load.lake import Catalog
 from agentlake.read.lifecycle_filters import MAX_TAG, check_tag, tags_of
 from agentlake.read.names import session_named
 
@@ -68,7 +68,7 @@ class TagChange:
 
 
 def tag_session(
-    catalog: Path, auth: Authorization, ident: str, tag: str, *, wait: bool = False
+    catalog: Catalog, auth: Authorization, ident: str, tag: str, *, wait: bool = False
 ) -> TagChange:
     """Give the session ``ident`` (id or unique prefix, hidden or not) of
     ``auth.workspace`` the tag ``tag``; ``auth.operation`` is ``tag`` or ``untag``
@@ -77,7 +77,7 @@ def tag_session(
     if auth.operation not in ("tag", "untag"):
         raise ValueError(f"tag_session needs a tag or untag authorization, not {auth.operation}")
     check_tag(tag)
-    with mutation(catalog, wait=wait) as con:
+    with mutation(catalog, workspace=auth.workspace, wait=wait) as con:
         provider, session_id = session_named(con, auth.workspace, ident, include_hidden=True)
         key = {"workspace": auth.workspace, "provider": provider, "session_id": session_id}
         query = "tags_add" if auth.operation == "tag" else "tags_remove"

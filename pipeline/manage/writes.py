@@ -5,23 +5,26 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import duckdb
 
 from agentlake.errors import NotFoundError
-from agentlake.load.catalog import open_for_write
+from agentlake.load.catalog import catalog_exists, open_for_write
+from agentlake.load.lake import Catalog
 from agentlake.load.transaction import transaction
 
 
 @contextmanager
-def mutation(catalog: Path, *, wait: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-    """``catalog`` opened for one change under the writer lock, inside one transaction
-    (committed when the block ends, rolled back when it raises). A missing catalog is
+def mutation(
+    catalog: Catalog, *, workspace: str, wait: bool = False
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """``catalog`` opened for one change of ``workspace`` under its writer's hold (the
+    file lock, or on a lake the workspace's lease), inside one transaction (committed
+    when the block ends, rolled back when it raises). A missing catalog is
     :class:`NotFoundError`: a lifecycle command never creates one."""
-    if not catalog.is_file():
+    if not catalog_exists(catalog):
         raise NotFoundError(
             f"{catalog}: no catalog here; run 'agentlake import' first or pass --catalog"
         )
-    with open_for_write(catalog, wait=wait) as con, transaction(con):
+    with open_for_write(catalog, workspace=workspace, wait=wait) as con, transaction(con):
         yield con

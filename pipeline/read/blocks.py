@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, Final
 from zoneinfo import ZoneInfo
 
@@ -40,6 +39,7 @@ from agentlake import sql
 from agentlake.read.reports import TOKEN_COLUMNS, ReportFilter, report_connection
 
 if TYPE_CHECKING:
+    from agentlake.load.lake import Catalog
     from agentlake.load.price_overrides import PriceOverrides
 
 _US_PER_MINUTE: Final = 60_000_000
@@ -73,7 +73,7 @@ the report's zone."""
 
 
 def blocks_report(
-    catalog: Path,
+    catalog: Catalog,
     workspace: str,
     flt: ReportFilter,
     *,

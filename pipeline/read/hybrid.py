@@ -24,6 +24,7 @@ import duckdb
 
 from agentlake import sql
 from agentlake.errors import ConfigurationError
+from agentlake.load.lake import cursor
 from agentlake.load.vector_cache import VectorSet
 from agentlake.read import cursors
 from agentlake.read.search import (
@@ -58,7 +59,7 @@ class Semantic:
     def __init__(self, con: duckdb.DuckDBPyConnection, workspace: str, query: str) -> None:
         # Two loads, then the ranking by meaning, which waits for both.
         self._pool = ThreadPoolExecutor(3, thread_name_prefix="agentlake-semantic")
-        self._reader = con.cursor()
+        self._reader = cursor(con)
         self.query: Future[np.ndarray] = self._pool.submit(_query_vector, query)
         self.vectors: Future[VectorSet] = self._pool.submit(
             vector_set, con, workspace, self._reader

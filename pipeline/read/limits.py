@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Final
 from zoneinfo import ZoneInfo
 
@@ -19,6 +18,7 @@ import pyarrow as pa
 
 from agentlake import sql
 from agentlake.load.catalog import reading
+from agentlake.load.lake import Catalog
 from agentlake.read.reports import ReportFilter
 
 JSON_VERSION: Final = 1
@@ -52,7 +52,7 @@ class LimitsReport:
 
 
 def limits_report(
-    catalog: Path,
+    catalog: Catalog,
     workspace: str,
     *,
     tz: str = "UTC",

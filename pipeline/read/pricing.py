@@ -3,7 +3,6 @@ them from the bundled genai-prices snapshot or, when the network allows, its fee
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -13,11 +12,12 @@ from agentlake.load.catalog import open_for_write, open_priced
 from agentlake.load.prices import PriceRefresh, refresh_prices_from
 
 if TYPE_CHECKING:
+    from agentlake.load.lake import Catalog
     from agentlake.load.price_overrides import PriceOverrides
 
 
 def list_prices(
-    catalog: Path, *, model: str | None = None, prices: PriceOverrides | None = None
+    catalog: Catalog, *, model: str | None = None, prices: PriceOverrides | None = None
 ) -> pa.Table:
     """Every price period in force (user overrides first), optionally only for models
     whose id contains ``model``; per-million-token USD rates."""
@@ -32,7 +32,7 @@ def prices_json(table: pa.Table) -> dict[str, Any]:
 
 
 def refresh(
-    catalog: Path, *, network: bool, timeout: float = 10.0, wait: bool = False
+    catalog: Catalog, *, network: bool, timeout: float = 10.0, wait: bool = False
 ) -> PriceRefresh:
     """Re-materialize the catalog's prices: from the genai-prices feed when ``network``
     (keeping the current ones, and saying so, when it cannot be reached), else from the

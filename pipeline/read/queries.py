@@ -13,7 +13,6 @@ catalog file (that is what the file's 0600 mode is for).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import duckdb
@@ -22,9 +21,11 @@ import pyarrow as pa
 
 from agentlake.errors import ConfigurationError
 from agentlake.load.catalog import open_priced
+from agentlake.load.lake import data_path
 from agentlake.sql import views
 
 if TYPE_CHECKING:
+    from agentlake.load.lake import Catalog
     from agentlake.load.price_overrides import PriceOverrides
 
 # Views of one workspace's rows, under the names of the catalog's tables and views.
@@ -53,7 +54,7 @@ def rows_json(table: pa.Table) -> dict[str, Any]:
 
 
 def scoped_sql(
-    catalog: Path,
+    catalog: Catalog,
     workspace: str,
     statement: str,
     *,
@@ -69,6 +70,9 @@ def scoped_sql(
     with open_priced(catalog, prices) as con:
         _create_views(con, None if all_workspaces else workspace, include_hidden=include_hidden)
         check_query(con, statement)
+        # A lake's rows are files: its data path is the one folder the query may read.
+        if (folder := data_path(con)) is not None:
+            con.execute(f"SET allowed_directories = [{_literal(folder)}]")
         # Nothing in the catalog is an extension the query may need; every one it could
         # name would be fetched or loaded from disk, which the boundary forbids.
         for setting in (

@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -30,9 +29,11 @@ import pyarrow as pa
 from agentlake import sql
 from agentlake.errors import ConfigurationError
 from agentlake.load.catalog import open_priced
+from agentlake.load.lake import current_snapshot
 from agentlake.read.names import provider_id
 
 if TYPE_CHECKING:
+    from agentlake.load.lake import Catalog
     from agentlake.load.price_overrides import PriceOverrides
 
 
@@ -80,7 +81,7 @@ class ReportFilter:
 
 @contextmanager
 def report_connection(
-    catalog: Path,
+    catalog: Catalog,
     prices: PriceOverrides | None = None,
     *,
     per_session: bool = True,
@@ -160,6 +161,8 @@ class Report:
     index_only: pa.Table | None = None
     # Providers among the rows whose usage rows are session totals, not calls.
     per_session: tuple[str, ...] = ()
+    # The lake snapshot the report read (None: a DuckDB file, read under its lock).
+    snapshot: int | None = None
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -195,11 +198,13 @@ class Report:
         if self.per_session:
             doc["per_session_providers"] = list(self.per_session)
         doc["totals"] = self.totals
+        if self.snapshot is not None:
+            doc["snapshot"] = self.snapshot
         return doc
 
 
 def report(
-    catalog: Path,
+    catalog: Catalog,
     workspace: str,
     kind: ReportKind,
     flt: ReportFilter,
@@ -238,6 +243,7 @@ def report(
     parts = None
     by_session = kind in _PER_SESSION
     with report_connection(catalog, prices, per_session=by_session, scope=(workspace, flt)) as con:
+        snapshot = current_snapshot(con)
         try:
             con.execute(sql.query("report_detail").replace("/* query */", query), params)
             per_session = tuple(
@@ -247,7 +253,10 @@ def report(
             )  # fmt: skip
             if kind == "model":
                 rows = _settled(con, order="arrival")
-                return Report(kind, flt, rows, None, _totals(rows), per_session=per_session)
+                return Report(
+                    kind, flt, rows, None, _totals(rows), per_session=per_session,
+                    snapshot=snapshot,
+                )  # fmt: skip
             rows = _rolled_up(con, _KEYS[kind], order=_ROW_ORDER.get(kind, "min(arrival)"))
             if breakdown:
                 order = "provider, session_id, model" if kind == "session" else "arrival"
@@ -259,7 +268,7 @@ def report(
         finally:
             con.execute("DROP TABLE IF EXISTS temp.report_detail")
     return Report(kind, flt, rows, parts, _totals(rows), rollup=rollup, index_only=index_only,
-                  per_session=per_session)  # fmt: skip
+                  per_session=per_session, snapshot=snapshot)  # fmt: skip
 
 
 # The order of the rows of the reports that do not list them as their keys first appear.
@@ -344,7 +353,7 @@ def unpriced_json(table: pa.Table) -> dict[str, Any]:
 
 
 def unpriced(
-    catalog: Path, workspace: str, flt: ReportFilter, *, prices: PriceOverrides | None = None
+    catalog: Catalog, workspace: str, flt: ReportFilter, *, prices: PriceOverrides | None = None
 ) -> pa.Table:
     """Models of the calls inside ``flt`` that have no price (their cost is NULL), with
     their calls and token volume, most tokens first."""

@@ -107,7 +107,9 @@ def _import(provider: str, home: Path, catalog: Path, *, restart: bool = False) 
 def _contents(catalog: Path) -> dict[str, list[tuple[Any, ...]]]:
     """What the catalog holds, without what names the import that wrote it."""
     return {
-        table: catalog_rows(catalog, f"SELECT COLUMNS(* EXCLUDE ({drop}))::VARCHAR FROM {table} ORDER BY ALL")
+        table: catalog_rows(
+            catalog, f"SELECT COLUMNS(* EXCLUDE ({drop}))::VARCHAR FROM {table} ORDER BY ALL"
+        )
         for table, drop in (
             ("events", "import_id, source_offset"),
             ("usage", "import_id, source_offset"),
@@ -193,5 +195,6 @@ def test_another_store_at_the_same_path_is_rewritten(tmp_path: Path) -> None:
     assert [s.code for s in result.refused] == ["SOURCE_REWRITTEN"]
     assert "is not the one imported" in str(result.refused[0].message)
     assert catalog_rows(catalog, "SELECT DISTINCT session_id FROM events ORDER BY 1") == [
-        ("s1",), ("s2",)
+        ("s1",),
+        ("s2",),
     ]

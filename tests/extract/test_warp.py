@@ -258,8 +258,8 @@ def test_a_table_without_its_identity_columns_is_drift(tmp_path: Path, schema: s
 
 _SNAPSHOT = (
     "INSERT OR REPLACE INTO agent_conversations (conversation_id, conversation_data, "
-    "last_modified_at) VALUES ('{cid}', '{{\"conversation_usage_metadata\":{{\"token_usage\":"
-    "[{{\"model_id\":\"claude-4-sonnet\",\"warp_tokens\":{warp},\"byok_tokens\":{byok},"
+    'last_modified_at) VALUES (\'{cid}\', \'{{"conversation_usage_metadata":{{"token_usage":'
+    '[{{"model_id":"claude-4-sonnet","warp_tokens":{warp},"byok_tokens":{byok},'
     "\"custom_endpoint_tokens\":1}}]}}}}', '{ts}');"
 )
 

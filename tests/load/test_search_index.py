@@ -54,7 +54,9 @@ def test_the_commit_path_does_not_import_the_index_writer() -> None:
         assert source is not None
         imported = _imported_modules(Path(source))
         assert imported, source
-        assert not any(name.split(".")[-1] in ("publish", "search_index", "terms") for name in imported), (
+        assert not any(
+            name.split(".")[-1] in ("publish", "search_index", "terms") for name in imported
+        ), (
             source,
             sorted(imported),
         )

@@ -12,6 +12,7 @@ import duckdb
 
 from agentlake.extract.extract import ExtractLimits
 from agentlake.ingest.run import ImportOptions, run_import
+from agentlake.load.lake import LakeCatalog
 from tests.conftest import cli_env
 
 # Columns that legitimately differ between two imports of the same data.
@@ -27,14 +28,17 @@ _READ_AS = {
 
 
 def snapshot(
-    catalog: Path,
+    catalog: Path | LakeCatalog,
     tables: tuple[str, ...] = TABLES,
     *,
     keep_paths: bool = True,
     exclude: tuple[str, ...] = (),
 ) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row of each table, sorted, without run-dependent (or ``exclude``d) columns."""
-    con = duckdb.connect(str(catalog), read_only=True)
+    """Every row of each table, sorted, without run-dependent (or ``exclude``d) columns
+    (a catalog of any backend)."""
+    from tests.lakes import read_connection
+
+    con = read_connection(catalog)
     try:
         out: dict[str, list[tuple[Any, ...]]] = {}
         for table in tables:

@@ -35,23 +35,23 @@ def test_the_actor_is_named_or_the_login_user() -> None:
 def test_a_change_and_its_audit_row_land_together_or_not_at_all(tmp_path: Path) -> None:
     catalog = _catalog(tmp_path)
     auth = authorize("default", "tag", env={"AGENTLAKE_ACTOR": "ann"})
-    with mutation(catalog) as con:
+    with mutation(catalog, workspace="default") as con:
         record(con, auth, provider="codex", session_id="s1", counts={"tags": 1}, digest="d1")
-    with pytest.raises(RuntimeError), mutation(catalog) as con:
+    with pytest.raises(RuntimeError), mutation(catalog, workspace="default") as con:
         record(con, auth, session_id="s2")
         raise RuntimeError("the change failed")
     page = audit_page(catalog, authorize("default", "audit"))
     assert [(r.operation, r.actor, r.session_id, r.counts, r.digest) for r in page.rows] == [
         ("tag", "ann", "s1", {"tags": 1}, "d1")
     ]
-    with pytest.raises(NotFoundError), mutation(tmp_path / "missing.duckdb"):
+    with pytest.raises(NotFoundError), mutation(tmp_path / "missing.duckdb", workspace="default"):
         pass
     assert not (tmp_path / "missing.duckdb").exists()
 
 
 def test_pages_are_newest_first_per_workspace_with_a_bound_cursor(tmp_path: Path) -> None:
     catalog = _catalog(tmp_path)
-    with mutation(catalog) as con:
+    with mutation(catalog, workspace="default") as con:
         for i in range(5):
             record(con, authorize("a", "hide" if i % 2 else "tag"), session_id=f"s{i}")
         record(con, authorize("b", "hide"), session_id="other")
@@ -73,7 +73,7 @@ def test_pages_are_newest_first_per_workspace_with_a_bound_cursor(tmp_path: Path
 
 def test_the_audit_command(cli: CliRunner, tmp_path: Path) -> None:
     catalog = _catalog(tmp_path)
-    with mutation(catalog) as con:
+    with mutation(catalog, workspace="default") as con:
         record(con, authorize("default", "hide", env={"AGENTLAKE_ACTOR": "ann"}),
                provider="codex", session_id="s1", counts={"events": 3})  # fmt: skip
     proc = cli("audit", "--catalog", catalog, "--json")

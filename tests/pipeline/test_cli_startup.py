@@ -180,7 +180,12 @@ _NONE_READS: tuple[str, ...] = ("importlib.metadata", "importlib.resources", "te
 _READS_WITHOUT = {
     ("search", "hello", "--json"): ("pyarrow", "polars", "agentlake.load.price_overrides"),
     ("search", "hello"): ("pyarrow", "polars"),
-    ("report", "daily", "--json"): ("polars", "tomllib", "agentlake.load.price_overrides", "hashlib"),
+    ("report", "daily", "--json"): (
+        "polars",
+        "tomllib",
+        "agentlake.load.price_overrides",
+        "hashlib",
+    ),
     ("sessions", "list", "--json"): ("polars", "tomllib", "agentlake.load.price_overrides"),
 }
 

@@ -131,7 +131,7 @@ def test_config_overrides_price_a_read_only_catalog(tmp_path: Path) -> None:
     ("text", "expected"),
     [
         ("[prices\nfile = 1\n", "line 1"),
-        ("[catalog]\npath = 'x'\n", "unknown config section [catalog]"),
+        ("[catalogue]\npath = 'x'\n", "unknown config section [catalogue]"),
         ("prices = 3\n", "prices must be a table"),
         ("[prices]\nfiles = 'x.toml'\n", "unknown key 'files' in [prices]"),
         ("[prices]\nfile = 3\n", "prices.file = 3 is not a path"),

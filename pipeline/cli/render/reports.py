@@ -241,6 +241,13 @@ def _footnotes(console: Console, report: Report) -> None:
         )
     if report.kind == "blocks":
         _active_block(console, report.rows)
+    if report.snapshot is not None:
+        console.print(
+            f"read at lake snapshot {report.snapshot} (imports committed after it are not "
+            "in this report)",
+            style="dim",
+            highlight=False,
+        )
 
 
 def _active_block(console: Console, rows: pa.Table) -> None:

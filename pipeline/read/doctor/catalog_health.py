@@ -18,8 +18,9 @@ from agentlake.extract.providers import ProviderSpec
 from agentlake.extract.sources import Root
 from agentlake.ingest.plan import Plan, make_plan, refusal_code, select_providers
 from agentlake.load.bindings import CatalogBindings
-from agentlake.load.catalog import open_for_read
+from agentlake.load.catalog import catalog_exists, open_for_read
 from agentlake.load.checkpoint import Checkpoint, Continuity, load_checkpoints
+from agentlake.load.lake import Catalog
 
 from .values import (
     RECENT_IMPORTS,
@@ -42,7 +43,7 @@ from .values import (
 
 # -- diagnose --------------------------------------------------------------------------
 def diagnose(
-    catalog: Path,
+    catalog: Catalog,
     workspace: str,
     *,
     home: Path,
@@ -60,7 +61,7 @@ def diagnose(
     every row for a missing session or source (scans of the whole workspace)."""
     specs = select_providers(providers)
     wanted = [s.id for s in specs] if providers else None
-    if not catalog.is_file():
+    if not catalog_exists(catalog):
         plan = make_plan({}, workspace=workspace, home=home, env=env, providers=specs)
         return _report(workspace, home, env, specs, plan, (), (), CatalogCheck(catalog, False))
     with open_for_read(catalog) as con:
@@ -227,7 +228,7 @@ def _notes(
 
 
 def _catalog_check(
-    con: duckdb.DuckDBPyConnection, path: Path, workspace: str, recent: int, *, deep: bool
+    con: duckdb.DuckDBPyConnection, path: Catalog, workspace: str, recent: int, *, deep: bool
 ) -> CatalogCheck:
     params = {"workspace": workspace}
     row = con.execute(sql.query("doctor_schema_version")).fetchone()

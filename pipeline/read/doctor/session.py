@@ -16,8 +16,9 @@ from agentlake.extract.providers import ProviderSpec, by_id
 from agentlake.extract.sources import HEAD_BYTES, head_mentions, walk_unowned
 from agentlake.ingest.plan import Plan, PlannedSource, make_plan, select_providers
 from agentlake.load.bindings import CatalogBindings
-from agentlake.load.catalog import open_for_read
+from agentlake.load.catalog import catalog_exists, open_for_read
 from agentlake.load.checkpoint import Checkpoint, load_checkpoints
+from agentlake.load.lake import Catalog
 from agentlake.read.names import MIN_PREFIX
 
 from .session_values import FileCandidate, SessionDiagnosis, SessionRecord, SessionSource
@@ -32,7 +33,7 @@ from .values import (
 
 # -- explain_session -------------------------------------------------------------------
 def explain_session(
-    catalog: Path,
+    catalog: Catalog,
     workspace: str,
     session_id: str,
     *,
@@ -51,7 +52,7 @@ def explain_session(
         )
     specs = select_providers(providers)
     wanted = [s.id for s in specs] if providers else None
-    if not catalog.is_file():
+    if not catalog_exists(catalog):
         plan = make_plan({}, workspace=workspace, home=home, env=env, providers=specs)
         return _not_found(workspace, needle, False, specs, plan, _mentions(plan, needle), {}, {})
     with open_for_read(catalog) as con:

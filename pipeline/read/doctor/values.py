@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from agentlake.load.catalog import SCHEMA_VERSION
+from agentlake.load.lake import Catalog
 
 JSON_VERSION: Final = 1
 RECENT_IMPORTS: Final = 5
@@ -218,7 +219,7 @@ class VectorCheck:
 class CatalogCheck:
     """The catalog's integrity, for one workspace (``exists`` False: nothing else)."""
 
-    path: Path
+    path: Catalog
     exists: bool
     schema_version: int | None = None
     tables: Mapping[str, int] = field(default_factory=dict)
