@@ -196,7 +196,7 @@ def connect_lake(lake: LakeCatalog, *, read_only: bool) -> duckdb.DuckDBPyConnec
         # Every commit writes Parquet files: rows of a small commit (a checkpoint, a
         # lease) stay in the metadata store instead, up to this many per table.
         options.append("DATA_INLINING_ROW_LIMIT 100")
-        _attach(con, lake, options, tries=1 if read_only else _ATTACH_TRIES)
+        _attach(con, lake, options, tries=1 if read_only else _ATTACH_TRIES, new=data is None)
         con.execute(f"USE {ALIAS}")
         con.execute("SET TimeZone = 'UTC'")
         con.execute("SET enable_progress_bar = false")
@@ -212,7 +212,12 @@ _ATTACH_TRIES: Final = 6
 
 
 def _attach(
-    con: duckdb.DuckDBPyConnection, lake: LakeCatalog, options: list[str], *, tries: int
+    con: duckdb.DuckDBPyConnection,
+    lake: LakeCatalog,
+    options: list[str],
+    *,
+    tries: int,
+    new: bool,
 ) -> None:
     import duckdb
 
@@ -225,10 +230,10 @@ def _attach(
                 time.sleep(0.1 * 2**attempt)
                 continue
             reason = str(exc).strip().splitlines()[0][:300]
-            raise CatalogUnusable(
-                f"{lake}: cannot open the lake ({reason}); check that its metadata server "
-                "is up and the URL is right"
-            ) from None
+            remedy = "check that its metadata server is up and the URL is right"
+            if new:
+                remedy = f"a new lake needs --data-path (or AGENTLAKE_DATA_PATH); else {remedy}"
+            raise CatalogUnusable(f"{lake}: cannot open the lake ({reason}); {remedy}") from None
 
 
 def is_lake(con: duckdb.DuckDBPyConnection) -> bool:

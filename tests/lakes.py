@@ -43,13 +43,29 @@ def lake_url(backend: Backend, folder: Path, server: PostgresServer | None) -> s
     return f"ducklake:postgres:{server.dsn(server.new_database())}"
 
 
-def read_connection(catalog: Path | LakeCatalog) -> duckdb.DuckDBPyConnection:
-    """A read-only connection to a catalog of any backend, for tests to look inside."""
+def read_connection(catalog: str | Path | LakeCatalog) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to a catalog of any backend (or the URL naming it), for
+    tests to look inside."""
+    if isinstance(catalog, str):
+        catalog = parse_catalog(catalog)
     if isinstance(catalog, LakeCatalog):
         return connect_lake(catalog, read_only=True)
     return duckdb.connect(str(catalog), read_only=True)
 
 
-def catalog_of(url: str, folder: Path) -> Path | LakeCatalog:
-    """The catalog ``url`` names, with ``folder/data`` as a lake's data path."""
+def write_connection(catalog: str | Path | LakeCatalog) -> duckdb.DuckDBPyConnection:
+    """A read-write connection to a catalog of any backend (or the URL naming it), for
+    tests that damage one."""
+    if isinstance(catalog, str):
+        catalog = parse_catalog(catalog)
+    if isinstance(catalog, LakeCatalog):
+        return connect_lake(catalog, read_only=False)
+    return duckdb.connect(str(catalog))
+
+
+def catalog_of(url: str | Path | LakeCatalog, folder: Path) -> Path | LakeCatalog:
+    """The catalog ``url`` names (as given when it is one), with ``folder/data`` as a
+    new lake's data path."""
+    if isinstance(url, Path | LakeCatalog):
+        return url
     return parse_catalog(url, data_path=str(folder / "data"))

@@ -8,8 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
 from agentlake.extract.extract import ExtractLimits
 from agentlake.ingest.run import ImportOptions, run_import
 from agentlake.load.lake import LakeCatalog
@@ -28,7 +26,7 @@ _READ_AS = {
 
 
 def snapshot(
-    catalog: Path | LakeCatalog,
+    catalog: Path | str | LakeCatalog,
     tables: tuple[str, ...] = TABLES,
     *,
     keep_paths: bool = True,
@@ -68,9 +66,11 @@ def import_with(home: Path, catalog: Path, limits: ExtractLimits) -> None:
     assert result.exit_code == 0
 
 
-def scalar(catalog: Path, query: str, params: list[Any] | None = None) -> Any:
-    """The single value of ``query``."""
-    con = duckdb.connect(str(catalog), read_only=True)
+def scalar(catalog: Path | str | LakeCatalog, query: str, params: list[Any] | None = None) -> Any:
+    """The single value of ``query`` (a catalog of any backend, or its URL)."""
+    from tests.lakes import read_connection
+
+    con = read_connection(catalog)
     try:
         row = con.execute(query, params or []).fetchone()
         return None if row is None else row[0]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from tests.conftest import CliRunner
+from tests.lakes import Backend, catalog_of, lake_url, write_connection
 
 from .helpers import scalar, snapshot
 
@@ -32,6 +32,17 @@ def _line(n: int, *, version: str = "2.1.40", text: str = "hello") -> bytes:
     return json.dumps(rec, separators=(",", ":")).encode() + b"\n"
 
 
+@pytest.fixture(params=["duckdb", "postgres"])
+def catalog(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The catalog of each backend in turn: a DuckDB file, a DuckLake on PostgreSQL (the
+    outcomes are the planner's and the checkpoints', the same on both)."""
+    backend: Backend = request.param
+    server = request.getfixturevalue("postgres") if backend == "postgres" else None
+    url = lake_url(backend, tmp_path, server)
+    write_connection(catalog_of(url, tmp_path)).close()  # made, with its data path
+    return url
+
+
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     home = tmp_path / "home"
@@ -52,7 +63,7 @@ def _transcript(home: Path) -> Path:
 
 
 def _import(
-    cli: CliRunner, home: Path, catalog: Path, *extra: str
+    cli: CliRunner, home: Path, catalog: str, *extra: str
 ) -> tuple[int, dict[str, object], str]:
     proc = cli("import", "--home", home, "--catalog", catalog, "--json", *extra)
     return proc.returncode, json.loads(proc.stdout) if proc.stdout else {}, proc.stderr
@@ -77,7 +88,7 @@ def _append_other(home: Path) -> None:
 
 
 def test_truncated_source_is_refused_and_keeps_its_data(
-    cli: CliRunner, home: Path, catalog: Path
+    cli: CliRunner, home: Path, catalog: str
 ) -> None:
     assert _import(cli, home, catalog)[0] == 0
     events = scalar(catalog, "SELECT count(*) FROM events")
@@ -106,7 +117,7 @@ def test_truncated_source_is_refused_and_keeps_its_data(
     assert scalar(catalog, "SELECT prompts FROM sessions WHERE session_id = ?", [SID]) == 3
 
 
-def test_replaced_source_is_refused(cli: CliRunner, home: Path, catalog: Path) -> None:
+def test_replaced_source_is_refused(cli: CliRunner, home: Path, catalog: str) -> None:
     _import(cli, home, catalog)
     path = _transcript(home)
     data = path.read_bytes() + _line(50)
@@ -118,7 +129,7 @@ def test_replaced_source_is_refused(cli: CliRunner, home: Path, catalog: Path) -
     assert "SOURCE_REPLACED" in stderr
 
 
-def test_rewritten_source_is_refused(cli: CliRunner, home: Path, catalog: Path) -> None:
+def test_rewritten_source_is_refused(cli: CliRunner, home: Path, catalog: str) -> None:
     _import(cli, home, catalog)
     path = _transcript(home)
     data = bytearray(path.read_bytes())
@@ -132,9 +143,9 @@ def test_rewritten_source_is_refused(cli: CliRunner, home: Path, catalog: Path) 
     assert snapshot(catalog, ("events", "usage")) == before
 
 
-def test_adapter_version_drift_is_refused(cli: CliRunner, home: Path, catalog: Path) -> None:
+def test_adapter_version_drift_is_refused(cli: CliRunner, home: Path, catalog: str) -> None:
     _import(cli, home, catalog)
-    con = duckdb.connect(str(catalog))
+    con = write_connection(catalog)
     con.execute("UPDATE sources SET adapter_version = '0.1'")
     con.close()
     with _transcript(home).open("ab") as fh:
@@ -146,7 +157,7 @@ def test_adapter_version_drift_is_refused(cli: CliRunner, home: Path, catalog: P
 
 
 def test_unknown_major_format_version_refuses_the_rest(
-    cli: CliRunner, home: Path, catalog: Path
+    cli: CliRunner, home: Path, catalog: str
 ) -> None:
     path = _transcript(home)
     with path.open("ab") as fh:
@@ -160,7 +171,7 @@ def test_unknown_major_format_version_refuses_the_rest(
     assert code == 0 and "1 source still refused" in stderr and "SCHEMA_DRIFT" not in stderr
 
 
-def test_torn_tail_is_pending_until_completed(cli: CliRunner, home: Path, catalog: Path) -> None:
+def test_torn_tail_is_pending_until_completed(cli: CliRunner, home: Path, catalog: str) -> None:
     path = _transcript(home)
     whole = _line(90)
     with path.open("ab") as fh:
