@@ -384,6 +384,12 @@ def summary_lines(doc: dict[str, Any]) -> list[str]:
     if by.get("providers"):
         lines.append("usage-ready records/s by provider: " + ", ".join(
             f"{name} {p['records_per_s']:,.0f}" for name, p in by["providers"].items()))  # fmt: skip
+    lake = phases.get("ducklake", {}).get("lake_vs_file")
+    if lake:
+        lines.append("DuckLake on PostgreSQL vs DuckDB file: " + "; ".join(
+            f"{name} {v['lake']:,.3g} vs {v['file']:,.3g}"
+            + (f" ({v['ratio']:.2f} x)" if v["ratio"] is not None else "")
+            for name, v in lake.items() if v["lake"] is not None and v["file"] is not None))  # fmt: skip
     enforced = "" if doc["budgets_enforced"] else " (budgets recorded, not enforced)"
     lines.append(
         f"outcome: {doc['outcome']}{enforced}" + (f": {doc['reason']}" if doc["reason"] else "")

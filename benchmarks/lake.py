@@ -24,7 +24,7 @@ def phase_ducklake(ctx: Context) -> dict[str, Any]:
     root = ctx.work / "ducklake"
     shutil.rmtree(root, ignore_errors=True)
     try:
-        server = start_postgres(root / "postgres")
+        server = start_postgres()
     except PostgresMissing as missing:
         raise PhaseSkipped(str(missing)) from None
     try:

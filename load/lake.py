@@ -173,8 +173,16 @@ def connect_lake(lake: LakeCatalog, *, read_only: bool) -> duckdb.DuckDBPyConnec
     with DuckDB's reason."""
     import duckdb
 
+    # DuckDB checks an extension file's signature on every LOAD, hashing the 70 MiB of
+    # the lake's and its scanner's (0.2 s of every command). The files are the installed
+    # wheels', as trusted as the code that loads them, and nothing else may be loaded:
+    # autoloading is off, and `agentlake sql` refuses LOAD and locks the configuration.
     con = duckdb.connect(
-        config={"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+        config={
+            "autoinstall_known_extensions": False,
+            "autoload_known_extensions": False,
+            "allow_unsigned_extensions": True,
+        }
     )
     try:
         _load_extension(con, "ducklake")

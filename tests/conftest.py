@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
@@ -121,18 +119,12 @@ def catalog(tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[PostgresServer]:
     """A PostgreSQL server for the test process (started on first use, stopped at the
-    end): its folder lives outside the tests' own, which only their user may enter."""
-    shm = Path("/dev/shm")
-    root = Path(tempfile.mkdtemp(prefix="agentlake-pg-", dir=shm if shm.is_dir() else None))
-    root.chmod(0o755)  # the server's user (not root's) enters it
+    end)."""
+    server = postgres_for_tests()
     try:
-        server = postgres_for_tests(root / "cluster")
-        try:
-            yield server
-        finally:
-            stop_postgres(server)
+        yield server
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        stop_postgres(server)
 
 
 @pytest.fixture(params=BACKENDS)

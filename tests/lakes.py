@@ -21,11 +21,11 @@ Backend = Literal["duckdb", "sqlite", "postgres"]
 BACKENDS: tuple[Backend, ...] = ("duckdb", "sqlite", "postgres")
 
 
-def postgres_for_tests(root: Path) -> PostgresServer:
+def postgres_for_tests() -> PostgresServer:
     """:func:`start_postgres`, or skip the test saying why (a failure where
     ``AGENTLAKE_REQUIRE_POSTGRES=1``)."""
     try:
-        return start_postgres(root)
+        return start_postgres()
     except PostgresMissing as missing:
         if os.environ.get("AGENTLAKE_REQUIRE_POSTGRES") == "1":
             pytest.fail(f"{missing}: install the postgresql package")
@@ -46,21 +46,21 @@ def lake_url(backend: Backend, folder: Path, server: PostgresServer | None) -> s
 def read_connection(catalog: str | Path | LakeCatalog) -> duckdb.DuckDBPyConnection:
     """A read-only connection to a catalog of any backend (or the URL naming it), for
     tests to look inside."""
-    if isinstance(catalog, str):
-        catalog = parse_catalog(catalog)
-    if isinstance(catalog, LakeCatalog):
-        return connect_lake(catalog, read_only=True)
-    return duckdb.connect(str(catalog), read_only=True)
+    return _connection(catalog, read_only=True)
 
 
 def write_connection(catalog: str | Path | LakeCatalog) -> duckdb.DuckDBPyConnection:
     """A read-write connection to a catalog of any backend (or the URL naming it), for
     tests that damage one."""
+    return _connection(catalog, read_only=False)
+
+
+def _connection(catalog: str | Path | LakeCatalog, *, read_only: bool) -> duckdb.DuckDBPyConnection:
     if isinstance(catalog, str):
         catalog = parse_catalog(catalog)
     if isinstance(catalog, LakeCatalog):
-        return connect_lake(catalog, read_only=False)
-    return duckdb.connect(str(catalog))
+        return connect_lake(catalog, read_only=read_only)
+    return duckdb.connect(str(catalog), read_only=read_only)
 
 
 def catalog_of(url: str | Path | LakeCatalog, folder: Path) -> Path | LakeCatalog:

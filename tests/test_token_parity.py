@@ -14,7 +14,7 @@ from agentlake.ingest.run import ImportOptions, run_import
 from agentlake.load.lake import LakeCatalog
 from fixtures.synth import generate_claude_home
 from tests.conftest import CONFORMANCE, FIXTURES
-from tests.lakes import read_connection
+from tests.lakes import Backend, catalog_of, lake_url, read_connection
 from tests.pipeline.helpers import snapshot
 
 GOLDEN = FIXTURES / "golden" / "ccusage" / "claude"
@@ -104,11 +104,14 @@ def test_demo_home_matches_ccusage(tmp_path: Path, any_catalog: Path | LakeCatal
     assert got_days == expected_days
 
 
+@pytest.mark.parametrize("backend", ["duckdb", "postgres"])
 def test_fixture_tokens_do_not_depend_on_file_order_or_reimport(
-    tmp_path: Path, any_catalog: Path | LakeCatalog
+    tmp_path: Path, backend: Backend, request: pytest.FixtureRequest
 ) -> None:
     """Dedup is global across files and runs: importing files one at a time gives the
-    same totals as importing them together (on every backend)."""
+    same totals as importing them together (in a DuckDB file and in a lake)."""
+    server = request.getfixturevalue("postgres") if backend == "postgres" else None
+    any_catalog = catalog_of(lake_url(backend, tmp_path, server), tmp_path)
     source = FIXTURES / "claude" / "resumed_session_copies"
     home = tmp_path / "home"
     files = sorted(source.rglob("*.jsonl"))

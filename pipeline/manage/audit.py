@@ -12,7 +12,7 @@ import duckdb
 import orjson
 
 from agentlake import sql
-from agentlake.load.catalog import open_for_read
+from agentlake.load.catalog import open_for_read, run_script, statements
 from agentlake.load.lake import Catalog
 from agentlake.read import cursors
 
@@ -30,14 +30,14 @@ def record(
 ) -> int:
     """Write the audit row of ``auth``'s operation on ``con`` (inside the caller's
     transaction, so it lands with the change or not at all); returns its id."""
-    row = con.execute(
-        sql.query("audit_insert"),
-        {
-            "workspace": auth.workspace, "operation": auth.operation, "actor": auth.actor,
-            "provider": provider, "session_id": session_id, "digest": digest,
-            "counts": None if counts is None else orjson.dumps(dict(counts)).decode(),
-        },
-    ).fetchone()  # fmt: skip
+    insert, numbered = statements(sql.query("audit_insert"))
+    params = {
+        "workspace": auth.workspace, "operation": auth.operation, "actor": auth.actor,
+        "provider": provider, "session_id": session_id, "digest": digest,
+        "counts": None if counts is None else orjson.dumps(dict(counts)).decode(),
+    }  # fmt: skip
+    run_script(con, insert, params)
+    row = con.execute(numbered).fetchone()
     assert row is not None
     return int(row[0])
 

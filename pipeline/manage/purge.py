@@ -163,9 +163,10 @@ def purge(
             "session_id": scope.session_id, "session_ids": scope.session_ids,
             "counts": counts_json, "digests": digests_json, "actor": auth.actor,
         }  # fmt: skip
-        revoke, insert = statements(sql.query("purge_receipt_insert"))
-        con.execute(revoke, _bound(revoke, values))
-        row = con.execute(insert, _bound(insert, values)).fetchone()
+        revoke, insert, stamped = statements(sql.query("purge_receipt_insert"))
+        run_script(con, revoke, _bound(revoke, values))
+        con.execute(insert, _bound(insert, values))
+        row = con.execute(stamped, _bound(stamped, values)).fetchone()
         assert row is not None
         record(
             con, auth, provider=scope.provider, session_id=scope.session_id,

@@ -27,7 +27,7 @@ from agentlake import sql
 from agentlake.errors import ConfigurationError, NotFoundError
 from agentlake.extract.sources import NotARegularFile, open_regular
 from agentlake.load.bindings import CatalogBindings
-from agentlake.load.catalog import catalog_exists, open_for_read
+from agentlake.load.catalog import catalog_exists, open_for_read, run_script
 from agentlake.load.checkpoint import document_digest, window_digest
 from agentlake.load.lake import Catalog
 
@@ -313,7 +313,7 @@ def release(catalog: Catalog, auth: Authorization, path: Path, *, dry_run: bool 
             })  # fmt: skip
             con.register("releasing", table)
             try:
-                con.execute(sql.query("release_sources"), {"workspace": auth.workspace})
+                run_script(con, sql.query("release_sources"), {"workspace": auth.workspace})
             finally:
                 con.unregister("releasing")
             audit_id = record(

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentlake import sql
+from agentlake.load.catalog import run_script
 from agentlake.load.lake import Catalog
 from agentlake.read.lifecycle_filters import MAX_TAG, check_tag, tags_of
 from agentlake.read.names import session_named
@@ -80,8 +81,11 @@ def tag_session(
     with mutation(catalog, workspace=auth.workspace, wait=wait) as con:
         provider, session_id = session_named(con, auth.workspace, ident, include_hidden=True)
         key = {"workspace": auth.workspace, "provider": provider, "session_id": session_id}
-        query = "tags_add" if auth.operation == "tag" else "tags_remove"
-        changed = bool(con.execute(sql.query(query), {**key, "tag": tag}).fetchall())
+        had = tag in tags_of(con, auth.workspace, provider, session_id)
+        changed = had != (auth.operation == "tag")
+        if changed:
+            query = "tags_add" if auth.operation == "tag" else "tags_remove"
+            run_script(con, sql.query(query), {**key, "tag": tag})
         audit_id = None
         if changed:
             digest = hashlib.sha256(f"{provider}\0{session_id}\0{tag}".encode()).hexdigest()

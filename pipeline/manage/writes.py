@@ -8,9 +8,10 @@ from contextlib import contextmanager
 
 import duckdb
 
-from agentlake.errors import NotFoundError
+from agentlake.errors import CatalogLocked, NotFoundError
 from agentlake.load.catalog import catalog_exists, open_for_write
 from agentlake.load.lake import Catalog
+from agentlake.load.lease import renew
 from agentlake.load.transaction import transaction
 
 
@@ -26,5 +27,15 @@ def mutation(
         raise NotFoundError(
             f"{catalog}: no catalog here; run 'agentlake import' first or pass --catalog"
         )
-    with open_for_write(catalog, workspace=workspace, wait=wait) as con, transaction(con):
-        yield con
+    with open_for_write(catalog, workspace=workspace, wait=wait) as con:
+        try:
+            with transaction(con):
+                renew(con)
+                yield con
+        except duckdb.TransactionException:
+            # Only a lake's commit conflicts (another workspace's writer committed
+            # meanwhile); the change is rolled back whole.
+            raise CatalogLocked(
+                f"{catalog}: another writer committed while this change ran; nothing was "
+                "changed, run it again"
+            ) from None

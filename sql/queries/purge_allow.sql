@@ -8,8 +8,9 @@ FROM purge_revocations r
 WHERE r.workspace = $workspace
   AND (r.provider, r.session_id) IN (SELECT provider, session_id FROM batch_sessions
                                      UNION SELECT provider, session_id FROM batch_events);
-INSERT INTO audit (workspace, operation, actor, provider, session_id, counts, digest, done_at)
-SELECT $workspace, 'release', $actor, provider, session_id, NULL, operation_id, now()
+INSERT INTO audit (audit_id, workspace, operation, actor, provider, session_id, counts, digest, done_at)
+SELECT (SELECT coalesce(max(audit_id), 0) FROM audit) + row_number() OVER (ORDER BY provider, session_id),
+       $workspace, 'release', $actor, provider, session_id, NULL, operation_id, now()
 FROM released ORDER BY provider, session_id;
 DELETE FROM purge_revocations r
 WHERE r.workspace = $workspace

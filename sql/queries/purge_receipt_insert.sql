@@ -1,6 +1,6 @@
 -- The receipt of a purge and the revocation of each session it purged (`purge_scope`
 -- joined with the sources that held its rows, `purge_scope_sources`), in the purge's
--- transaction. Returns the receipt's time.
+-- transaction; the third statement returns the receipt's time.
 -- Parameters: $workspace, $operation_id, $provider, $session_id, $session_ids (list),
 -- $counts (JSON text), $digests (JSON text), $actor
 INSERT INTO purge_revocations (workspace, provider, session_id, operation_id, source_ids, purged_at)
@@ -13,5 +13,6 @@ ON CONFLICT (workspace, provider, session_id) DO UPDATE SET
 INSERT INTO purge_receipts (workspace, operation_id, provider, session_id, session_ids, counts,
                             digests, purged_at, actor)
 VALUES ($workspace, $operation_id, $provider, $session_id, $session_ids, $counts::JSON,
-        $digests::JSON, now(), $actor)
-RETURNING purged_at::TIMESTAMP
+        $digests::JSON, now(), $actor);
+SELECT purged_at::TIMESTAMP FROM purge_receipts
+WHERE workspace = $workspace AND operation_id = $operation_id

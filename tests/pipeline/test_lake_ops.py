@@ -11,11 +11,12 @@ import pytest
 
 from agentlake.ingest.run import ImportOptions, run_import
 from agentlake.load.lake import LakeCatalog
+from fixtures.postgres import PostgresServer
 from fixtures.synth import generate_demo_home
 from tests.conftest import CliRunner
 from tests.lakes import catalog_of, lake_url, read_connection
 
-from .helpers import snapshot
+from .helpers import scalar, snapshot
 
 TABLES = ("sources", "sessions", "events", "usage", "rejects")
 
@@ -45,7 +46,7 @@ def test_compact_merges_files_and_expires_snapshots_and_the_data_stay(
     url = lake_url("sqlite", tmp_path, None)
     lake = catalog_of(url, tmp_path)
     assert isinstance(lake, LakeCatalog)
-    for provider in ("claude-code", "codex", "gemini-cli", "cursor"):  # many small commits
+    for provider in ("claude-code", "codex", "cursor"):  # commits of their own
         result = run_import(
             ImportOptions(catalog=lake, workspace="w", home=home, env={}, providers=(provider,),
                           build_index=False)
@@ -66,20 +67,23 @@ def test_compact_merges_files_and_expires_snapshots_and_the_data_stay(
     assert report.returncode == 0 and json.loads(report.stdout)["totals"]["total_tokens"] > 0
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_migrate_copies_a_duckdb_catalog_verified_and_once(
-    backend: str, home: Path, tmp_path: Path, cli: CliRunner, request: pytest.FixtureRequest
+    home: Path, tmp_path: Path, cli: CliRunner, postgres: PostgresServer
 ) -> None:
     source = tmp_path / "catalog.duckdb"
-    for workspace in ("default", "other"):
-        result = run_import(ImportOptions(catalog=source, workspace=workspace, home=home, env={}))
-        assert result.exit_code in (0, 1)
-    server = request.getfixturevalue("postgres") if backend == "postgres" else None
-    url = lake_url(backend, tmp_path, server)  # type: ignore[arg-type]
+    other = tmp_path / "other"
+    generate_demo_home(other, seed=9, providers=("codex",))
+    for workspace, where, index in (("default", home, True), ("other", other, False)):
+        result = run_import(
+            ImportOptions(catalog=source, workspace=workspace, home=where, env={},
+                          build_index=index)
+        )  # fmt: skip
+        assert result.exit_code == 0
+    url = lake_url("postgres", tmp_path, postgres)
     lake = catalog_of(url, tmp_path)
     # The lake holds a workspace of its own already: the copy's numbers go past its own.
     mine = run_import(ImportOptions(catalog=lake, workspace="mine", home=home, env={}))
-    assert mine.exit_code in (0, 1)
+    assert mine.exit_code == 0
     copied = cli("lake", "migrate", str(source), "--catalog", url,
                  "--data-path", str(tmp_path / "data"), "--json")  # fmt: skip
     assert copied.returncode == 0, copied.stderr
@@ -88,8 +92,8 @@ def test_migrate_copies_a_duckdb_catalog_verified_and_once(
     assert doc["rows"]["events"] > 0
     for workspace in ("default", "other"):
         assert _rows(lake, workspace) == _rows(source, workspace)
-        for query in ("cache", "flaky test", "parquet reader"):
-            assert _hits(cli, url, workspace, query) == _hits(cli, str(source), workspace, query)
+    for query in ("cache", "flaky test", "parquet reader"):  # numbers shifted, same hits
+        assert _hits(cli, url, "default", query) == _hits(cli, str(source), "default", query)
     again = cli("lake", "migrate", str(source), "--catalog", url)
     assert again.returncode == 2
     assert "already holds workspace(s) default, other" in again.stderr
@@ -108,3 +112,40 @@ def _hits(cli: CliRunner, catalog: str, workspace: str, query: str) -> list[str]
                 "--workspace", workspace)  # fmt: skip
     assert found.returncode == 0, found.stderr
     return [hit["event_id"] for hit in json.loads(found.stdout)["hits"]]
+
+
+def test_lifecycle_changes_and_their_audit_rows_work_on_a_lake(
+    home: Path, tmp_path: Path, cli: CliRunner
+) -> None:
+    """hide, restore, tag, untag and purge, each with its audit row, on a lake."""
+    url = lake_url("sqlite", tmp_path, None)
+    lake = catalog_of(url, tmp_path)
+    imported = run_import(
+        ImportOptions(catalog=lake, workspace="w", home=home, env={}, build_index=False)
+    )
+    assert imported.exit_code == 0
+    common = ("--catalog", url, "--workspace", "w")
+    listed = cli("sessions", "list", "--json", "--limit", "2", *common)
+    first, second = (s["session_id"] for s in json.loads(listed.stdout)["sessions"])
+    for args in (
+        ("sessions", "hide", first),
+        ("sessions", "tag", first, "team/infra"),
+        ("sessions", "untag", first, "team/infra"),
+    ):
+        done = cli(*args, "--json", *common)
+        assert done.returncode == 0, done.stderr
+    preview = cli("sessions", "purge", second, "--json", *common)
+    assert preview.returncode == 0, preview.stderr
+    operation = json.loads(preview.stdout)["operation_id"]
+    purged = cli("sessions", "purge", second, "--confirm", operation, "--json", *common)
+    assert purged.returncode == 0, purged.stderr
+    audit = cli("audit", "--json", *common)
+    rows = json.loads(audit.stdout)["rows"]
+    assert [r["operation"] for r in rows] == ["purge", "untag", "tag", "hide"]
+    assert [r["audit_id"] for r in rows] == sorted((r["audit_id"] for r in rows), reverse=True)
+    assert scalar(lake, "SELECT count(*) FROM events WHERE session_id = ?", [second]) == 0
+    doctor = cli("doctor", "--json", "--home", str(home), *common)
+    checked = json.loads(doctor.stdout)["catalog"]["lake"]
+    assert checked["metadata"] == "sqlite" and checked["data_path_writable"] is True
+    assert checked["state"] == "ok" and checked["snapshot"] > 0 and checked["leases"] == []
+    assert checked["commits_since_import"] >= 5  # the changes above, after the import

@@ -195,6 +195,10 @@ def _render_catalog(console: Console, report: DoctorReport, *, wide: bool) -> No
         table.add_row(f"search index ({index.kind})", f"{index.state}: {index.message}")
     if cat.vectors is not None:
         table.add_row("semantic vectors", f"{cat.vectors.state}: {cat.vectors.message}")
+    if cat.lake is not None:
+        table.add_row("lake", f"{cat.lake.state}: {cat.lake.message}")
+        for holder in cat.lake.leases:
+            table.add_row(f"writing {holder.workspace}", f"process {holder.pid} on {holder.host}")
     for name, rows in (cat.orphans or {}).items():
         table.add_row(f"orphans: {name.replace('_', ' ')}", count(rows))
     table.add_row("abandoned imports", count(cat.abandoned_imports))

@@ -20,8 +20,9 @@ from agentlake.ingest.plan import Plan, make_plan, refusal_code, select_provider
 from agentlake.load.bindings import CatalogBindings
 from agentlake.load.catalog import catalog_exists, open_for_read
 from agentlake.load.checkpoint import Checkpoint, Continuity, load_checkpoints
-from agentlake.load.lake import Catalog
+from agentlake.load.lake import Catalog, LakeCatalog
 
+from .lake_health import lake_check
 from .values import (
     RECENT_IMPORTS,
     CatalogCheck,
@@ -250,7 +251,10 @@ def _catalog_check(
     }
     index = _index_check(con, workspace) if deep else _index_counters(con, workspace)
     vectors = _vector_check(con, workspace)
-    return CatalogCheck(path, True, version, tables, index, orphans, imports, by_status, vectors)
+    lake = lake_check(con, path, workspace) if isinstance(path, LakeCatalog) else None
+    return CatalogCheck(
+        path, True, version, tables, index, orphans, imports, by_status, vectors, lake
+    )
 
 
 def _vector_check(con: duckdb.DuckDBPyConnection, workspace: str) -> VectorCheck:

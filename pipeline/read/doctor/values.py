@@ -11,6 +11,8 @@ from typing import Any, Final, Literal
 from agentlake.load.catalog import SCHEMA_VERSION
 from agentlake.load.lake import Catalog
 
+from .lake_health import LakeCheck
+
 JSON_VERSION: Final = 1
 RECENT_IMPORTS: Final = 5
 MAX_MATCHES: Final = 10  # ambiguous prefixes list at most this many ids
@@ -228,6 +230,7 @@ class CatalogCheck:
     imports: tuple[ImportReceipt, ...] = ()
     imports_by_status: Mapping[str, int] = field(default_factory=dict)
     vectors: VectorCheck | None = None
+    lake: LakeCheck | None = None  # a DuckLake's metadata server, data path, snapshots
 
     @property
     def abandoned_imports(self) -> int:
@@ -385,6 +388,7 @@ class DoctorReport:
                     "message": cat.vectors.message,
                     "remedy": cat.vectors.remedy,
                 },
+                "lake": None if cat.lake is None else cat.lake.to_json(),
                 "orphans": None if cat.orphans is None else dict(cat.orphans),
                 "imports": [receipt_json(r) for r in cat.imports],
                 "imports_by_status": dict(cat.imports_by_status),
