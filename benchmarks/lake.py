@@ -5,6 +5,7 @@ the daily report on it, written beside the same figures on the DuckDB file."""
 from __future__ import annotations
 
 import shutil
+from datetime import timedelta
 from typing import Any
 
 from fixtures.postgres import PostgresMissing, start_postgres, stop_postgres
@@ -16,7 +17,8 @@ from .errors import PhaseSkipped
 def phase_ducklake(ctx: Context) -> dict[str, Any]:
     """The lake's import rate and report latency beside the file's (``import_usage_ready``
     and ``reports`` / ``report_daily_cli``, measured earlier in the run)."""
-    from agentlake.load.lake import parse_catalog
+    from agentlake.load.lake import LakeCatalog, parse_catalog
+    from agentlake.load.lake_ops import compact
 
     from .phases import run_import
     from .reports import time_cli_daily, time_reports
@@ -36,6 +38,10 @@ def phase_ducklake(ctx: Context) -> dict[str, Any]:
         lake = parse_catalog(url, data_path=str(data))
         reports = time_reports(lake, ctx.settings.report_samples)
         cli = time_cli_daily(url, samples=3, env=ctx.env)
+        # Then compacted (every snapshot but the last expired), and the reports again.
+        assert isinstance(lake, LakeCatalog)
+        compacted = compact(lake, keep=timedelta(0)).to_json()
+        after = time_reports(lake, ctx.settings.report_samples)["daily"]
     finally:
         stop_postgres(server)
     file_import = ctx.figures.get("import_usage_ready") or {}
@@ -49,6 +55,7 @@ def phase_ducklake(ctx: Context) -> dict[str, Any]:
         "report_daily_p50_s": (lake_daily["p50_s"], file_reports.get("p50_s")),
         "report_daily_p95_s": (lake_daily["p95_s"], file_reports.get("p95_s")),
         "report_daily_cli_p50_s": (cli["p50_s"], file_cli.get("p50_s")),
+        "report_daily_p50_s_compacted": (after["p50_s"], file_reports.get("p50_s")),
     }
     return {
         "seconds": imported["seconds"],
@@ -57,6 +64,8 @@ def phase_ducklake(ctx: Context) -> dict[str, Any]:
         "import": imported,
         "reports": reports,
         "report_daily_cli": cli,
+        "compact": compacted,
+        "report_daily_compacted": after,
         "lake_vs_file": {
             name: {
                 "lake": lake_value,

@@ -39,7 +39,7 @@ from tests.conftest import REPO, cli_env
 PHASES = (
     "generate", "import_full", "import_usage_ready", "index_alone", "import_by_provider",
     "rerun_unchanged", "rerun_cold", "append_1pct", "search", "sessions_listing", "reports",
-    "report_daily_cli", "cli_latency", "recall", "ccusage_daily", "import_floor",
+    "report_daily_cli", "cli_latency", "recall", "ducklake", "ccusage_daily", "import_floor",
 )  # fmt: skip
 PHASE_STATUSES = {"pending", "running", "ok", "skipped", "error", "interrupted"}
 BUDGET_NAMES = {
@@ -304,6 +304,25 @@ def test_smoke_records_the_semantic_step(smoke: tuple[Json, str]) -> None:
     assert alone["vectors_embedded"] == full["vectors_embedded"]
     assert doc["budgets"]["semantic_step_share"]["measured"] == full["vectors_share"]
     assert "semantic step of the full import: " in stdout
+
+
+def test_smoke_ducklake_phase_sets_the_lake_beside_the_file(smoke: tuple[Json, str]) -> None:
+    """The usage-ready import into a DuckLake on PostgreSQL imports what the file's did,
+    and its rate and report latency are written beside the file's."""
+    doc, stdout = smoke
+    lake = doc["phases"]["ducklake"]
+    if lake["status"] == "skipped":  # no PostgreSQL here (CI requires it)
+        assert os.environ.get("AGENTLAKE_REQUIRE_POSTGRES") != "1"
+        return
+    assert lake["status"] == "ok" and lake["metadata"] == "postgres"
+    # The home as it is after the 1 % append: at least what the file's import read.
+    assert lake["import"]["records"] >= doc["phases"]["import_usage_ready"]["records"]
+    assert lake["import"]["exit_code"] == 0
+    side = lake["lake_vs_file"]
+    for name in ("import_records_per_s", "report_daily_p50_s", "report_daily_cli_p50_s"):
+        assert side[name]["lake"] > 0 and side[name]["file"] > 0
+        assert side[name]["ratio"] == pytest.approx(side[name]["lake"] / side[name]["file"])
+    assert "DuckLake on PostgreSQL vs DuckDB file: " in stdout
 
 
 def test_smoke_imports_each_provider_alone(smoke: tuple[Json, str]) -> None:

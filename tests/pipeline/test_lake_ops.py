@@ -149,3 +149,43 @@ def test_lifecycle_changes_and_their_audit_rows_work_on_a_lake(
     assert checked["metadata"] == "sqlite" and checked["data_path_writable"] is True
     assert checked["state"] == "ok" and checked["snapshot"] > 0 and checked["leases"] == []
     assert checked["commits_since_import"] >= 5  # the changes above, after the import
+
+
+def test_one_writer_per_workspace_and_a_dead_writer_s_lease_is_taken_over(
+    home: Path, tmp_path: Path, cli: CliRunner
+) -> None:
+    """Two imports of one workspace never run at once (the second would plan from the
+    same checkpoints): it fails fast (exit 5) or waits; another workspace goes on. A
+    lease left by a killed process of this machine is taken over."""
+    import socket
+
+    from agentlake.load.catalog import open_for_write
+    from agentlake.load.lake import connect_lake
+
+    url = lake_url("sqlite", tmp_path, None)
+    lake = catalog_of(url, tmp_path)
+    assert isinstance(lake, LakeCatalog)
+    args = ("import", "--home", str(home), "--catalog", url, "--no-index", "--json")
+    elsewhere = tmp_path / "elsewhere"
+    generate_demo_home(elsewhere, seed=5, providers=("codex",))
+    with open_for_write(lake, workspace="w"):
+        held = cli(*args, "--workspace", "w")
+        assert held.returncode == 5
+        assert "workspace 'w' is being written by process" in held.stderr
+        other = cli("import", "--home", str(elsewhere), "--catalog", url, "--no-index",
+                    "--workspace", "elsewhere")  # fmt: skip
+        assert other.returncode == 0, other.stderr
+    first = cli(*args, "--workspace", "w")
+    assert first.returncode == 0, first.stderr
+    con = connect_lake(lake, read_only=False)
+    try:  # a holder that was SIGKILLed: no such process on this host any more
+        con.execute(
+            "INSERT INTO writer_leases VALUES ('w', 'gone', ?, 4194300, NULL, now(), now())",
+            [socket.gethostname()],
+        )
+    finally:
+        con.close()
+    again = cli(*args, "--workspace", "w")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["totals"]["events"] == 0  # nothing counted twice
+    assert scalar(lake, "SELECT count(*) FROM writer_leases") == 0
