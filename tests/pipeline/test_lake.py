@@ -70,10 +70,12 @@ def machines(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, 
     return out
 
 
-def _importer(home: Path, url: str, data: Path, workspace: str) -> subprocess.Popen[str]:
+def _importer(
+    home: Path, url: str, data: Path, workspace: str, *options: str
+) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "agentlake", "import", "--home", str(home), "--catalog", url,
-         "--data-path", str(data), "--workspace", workspace, "--progress", "lines"],
+         "--data-path", str(data), "--workspace", workspace, "--progress", "lines", *options],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=cli_env(), text=True,
     )  # fmt: skip
 
@@ -114,16 +116,19 @@ class Reader(threading.Thread):
 
 
 @pytest.mark.parametrize(
-    ("backend", "racing", "kill"),
+    ("backend", "racing", "kill", "options"),
     [
-        ("postgres", MACHINES, True),  # a team: three machines, one killed and resumed
-        ("sqlite", MACHINES[1:], False),  # one machine: two processes
+        # A team: three machines, one killed and resumed, each publishing its index (the
+        # search index numbers terms and documents across workspaces).
+        ("postgres", MACHINES, True, ()),
+        ("sqlite", MACHINES[1:], False, ("--no-index",)),  # one machine: two processes
     ],
 )
 def test_importers_race_while_a_reader_reads_and_one_is_killed(
     backend: Backend,
     racing: tuple[str, ...],
     kill: bool,
+    options: tuple[str, ...],
     machines: dict[str, tuple[Path, tuple[Any, ...]]],
     tmp_path: Path,
     request: pytest.FixtureRequest,
@@ -134,13 +139,13 @@ def test_importers_race_while_a_reader_reads_and_one_is_killed(
     url, data = lake_url(backend, tmp_path, server), tmp_path / "data"
     reader = Reader(url, data, racing)
     reader.start()
-    procs = {m: _importer(machines[m][0], url, data, m) for m in racing}
+    procs = {m: _importer(machines[m][0], url, data, m, *options) for m in racing}
     if kill:
         killed = racing[0]
         assert wait_for_commit(procs[killed], 0.3), "the kill must land while the import runs"
         procs[killed].send_signal(signal.SIGKILL)
         assert procs[killed].wait(timeout=300) == -signal.SIGKILL
-        procs[killed] = _importer(machines[killed][0], url, data, killed)  # resumes
+        procs[killed] = _importer(machines[killed][0], url, data, killed, *options)  # resumes
     for machine, proc in procs.items():
         _, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, f"{machine}: {err}"
@@ -153,3 +158,11 @@ def test_importers_race_while_a_reader_reads_and_one_is_killed(
     catalog = catalog_of(url, tmp_path)
     for machine in racing:
         assert _state(catalog, machine) == machines[machine][1], machine
+    # The publish steps raced too: the numbers they give across workspaces stay unique.
+    con = read_connection(catalog)
+    try:
+        for table, number in (("search_terms", "term_id"), ("search_docs", "doc")):
+            row = con.execute(f"SELECT count(*), count(DISTINCT {number}) FROM {table}").fetchone()
+            assert row is not None and row[0] == row[1], table
+    finally:
+        con.close()
