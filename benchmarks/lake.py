@@ -36,12 +36,12 @@ def phase_ducklake(ctx: Context) -> dict[str, Any]:
             ctx, "--no-index", "--data-path", data, "--workspace", "default", catalog=url
         )
         lake = parse_catalog(url, data_path=str(data))
-        reports = time_reports(lake, ctx.settings.report_samples)
+        reports = time_reports(lake, ctx.settings.report_samples, ("daily",))
         cli = time_cli_daily(url, samples=3, env=ctx.env)
         # Then compacted (every snapshot but the last expired), and the reports again.
         assert isinstance(lake, LakeCatalog)
         compacted = compact(lake, keep=timedelta(0)).to_json()
-        after = time_reports(lake, ctx.settings.report_samples)["daily"]
+        after = time_reports(lake, ctx.settings.report_samples, ("daily",))["daily"]
     finally:
         stop_postgres(server)
     file_import = ctx.figures.get("import_usage_ready") or {}
