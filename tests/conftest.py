@@ -136,6 +136,15 @@ def any_catalog(request: pytest.FixtureRequest, tmp_path: Path) -> Path | LakeCa
     return catalog_of(lake_url(backend, tmp_path, server), tmp_path)
 
 
+@pytest.fixture(params=["duckdb", "postgres"])
+def file_or_lake(request: pytest.FixtureRequest, tmp_path: Path) -> Path | LakeCatalog:
+    """A fresh DuckDB file, then a fresh DuckLake on PostgreSQL: for the many data tests
+    whose third backend (SQLite metadata) adds nothing but time."""
+    backend: Backend = request.param
+    server = request.getfixturevalue("postgres") if backend == "postgres" else None
+    return catalog_of(lake_url(backend, tmp_path, server), tmp_path)
+
+
 @pytest.fixture(autouse=True)
 def _no_user_config(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory

@@ -81,9 +81,9 @@ def _fixture_names() -> list[str]:
 
 
 @pytest.mark.parametrize("name", _fixture_names())
-def test_fixture_matches_ccusage(name: str, tmp_path: Path) -> None:
+def test_fixture_matches_ccusage(name: str, file_or_lake: Path | LakeCatalog) -> None:
     expected, expected_days = _golden(name)
-    got, got_days = _imported(FIXTURES / "claude" / name, tmp_path / "c.duckdb")
+    got, got_days = _imported(FIXTURES / "claude" / name, file_or_lake)
     if name in DAILY_QUIRK:
         expected.update(DAILY_QUIRK[name])
         expected_days = {

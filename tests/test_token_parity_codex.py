@@ -10,12 +10,13 @@ import shutil
 from collections import defaultdict
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from agentlake.ingest.run import ImportOptions, run_import
+from agentlake.load.lake import LakeCatalog
 from fixtures.synth import generate_codex_home
 from tests.conftest import FIXTURES
+from tests.lakes import read_connection
 from tests.pipeline.helpers import snapshot
 
 GOLDEN = FIXTURES / "golden" / "ccusage" / "codex"
@@ -53,7 +54,7 @@ def _golden(name: str) -> tuple[Totals, dict[str, int]]:
     return per_model, per_day
 
 
-def _import(home: Path, catalog: Path) -> None:
+def _import(home: Path, catalog: Path | LakeCatalog) -> None:
     result = run_import(
         ImportOptions(
             catalog=catalog,
@@ -67,8 +68,8 @@ def _import(home: Path, catalog: Path) -> None:
     assert result.exit_code == 0
 
 
-def _totals(catalog: Path) -> tuple[Totals, dict[str, int]]:
-    con = duckdb.connect(str(catalog), read_only=True)
+def _totals(catalog: Path | LakeCatalog) -> tuple[Totals, dict[str, int]]:
+    con = read_connection(catalog)
     rows = con.execute(
         "SELECT strftime(timezone('UTC', ts), '%Y-%m-%d'), coalesce(model, ''), "
         "sum(input_tokens), sum(cache_read_tokens), sum(output_tokens), sum(reasoning_tokens), "
@@ -84,7 +85,7 @@ def _totals(catalog: Path) -> tuple[Totals, dict[str, int]]:
     return per_model, dict(per_day)
 
 
-def _imported(home: Path, catalog: Path) -> tuple[Totals, dict[str, int]]:
+def _imported(home: Path, catalog: Path | LakeCatalog) -> tuple[Totals, dict[str, int]]:
     _import(home, catalog)
     return _totals(catalog)
 
@@ -105,9 +106,9 @@ def _day_totals(per_model: Totals) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("name", _fixture_names())
-def test_fixture_matches_ccusage(name: str, tmp_path: Path) -> None:
+def test_fixture_matches_ccusage(name: str, file_or_lake: Path | LakeCatalog) -> None:
     expected, expected_days = _golden(name)
-    got, got_days = _imported(CODEX / name, tmp_path / "c.duckdb")
+    got, got_days = _imported(CODEX / name, file_or_lake)
     if name in DIVERGENCE:
         assert got != expected  # the divergence is real: ccusage counts the replay
         expected = {**expected, **DIVERGENCE[name]}
@@ -136,11 +137,12 @@ def test_fork_divergence_is_exactly_the_replayed_call() -> None:
     assert tuple(c - o for c, o in zip(ccusage, ours, strict=True)) == replayed
 
 
-def test_demo_home_matches_ccusage(tmp_path: Path) -> None:
+def test_demo_home_matches_ccusage(tmp_path: Path, any_catalog: Path | LakeCatalog) -> None:
+    """On every backend: the DuckDB file and DuckLakes on SQLite and PostgreSQL."""
     home = tmp_path / "home"
     generate_codex_home(home)
     expected, expected_days = _golden("demo")
-    got, got_days = _imported(home, tmp_path / "c.duckdb")
+    got, got_days = _imported(home, any_catalog)
     assert got == expected
     assert got_days == expected_days
 
