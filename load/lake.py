@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -244,12 +245,20 @@ def _attach(
             raise CatalogUnusable(f"{lake}: cannot open the lake ({reason}); {remedy}") from None
 
 
+# Connections known to be lakes or not: every commit asks (retries, upserts, leases),
+# and a connection's default database never changes after it is opened.
+_KIND: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, bool] = weakref.WeakKeyDictionary()
+
+
 def is_lake(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether ``con`` reads and writes a lake (its default database is one)."""
-    row = con.execute(
-        "SELECT type FROM duckdb_databases() WHERE database_name = current_database()"
-    ).fetchone()
-    return row is not None and row[0] == "ducklake"
+    known = _KIND.get(con)
+    if known is None:
+        row = con.execute(
+            "SELECT type FROM duckdb_databases() WHERE database_name = current_database()"
+        ).fetchone()
+        known = _KIND[con] = row is not None and row[0] == "ducklake"
+    return known
 
 
 def cursor(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:

@@ -115,6 +115,11 @@ _BASES: Final = {
     "doc": "SELECT coalesce(max(doc), 0) FROM search_docs",
     "audit": "SELECT coalesce(max(audit_id), 0) FROM audit",
 }
+# The workspaces the copied file holds rows of.
+_FILE_WORKSPACES: Final = (
+    "SELECT workspace FROM migrated.sources UNION SELECT workspace FROM migrated.events "
+    "UNION SELECT workspace FROM migrated.imports"
+)
 _TOTALS: Final = (
     "SELECT workspace, count(*), sum(input_tokens), sum(cache_write_tokens), "
     "sum(cache_read_tokens), sum(output_tokens), sum(reasoning_tokens), sum(total_tokens) "
@@ -201,11 +206,7 @@ def _copy(
         if name not in _NOT_COPIED
     ]
     workspaces = tuple(
-        str(w)
-        for (w,) in con.execute(
-            "SELECT workspace FROM migrated.sources UNION SELECT workspace FROM migrated.events "
-            "UNION SELECT workspace FROM migrated.imports ORDER BY 1"
-        ).fetchall()
+        str(w) for (w,) in con.execute(f"SELECT * FROM ({_FILE_WORKSPACES}) ORDER BY 1").fetchall()
     )
     with transaction(con):
         held = [
@@ -244,7 +245,7 @@ def _copy(
 def _counts(con: duckdb.DuckDBPyConnection, tables: list[str], database: str) -> dict[str, int]:
     """Rows per table of ``database`` that belong to the file's workspaces (postings,
     which name no workspace, through their terms)."""
-    scope = "workspace IN (SELECT workspace FROM migrated.imports UNION SELECT workspace FROM migrated.sources UNION SELECT workspace FROM migrated.events)"
+    scope = f"workspace IN ({_FILE_WORKSPACES})"
     counts = {}
     for table in tables:
         if table == "search_postings":

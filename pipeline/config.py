@@ -289,8 +289,9 @@ def resolve_price_overrides(
 _DURATION_UNITS: Final = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
 
 
-def parse_duration(text: str) -> float:
-    """``"90s"``, ``"10m"``, ``"1.5h"``, ``"7d"`` or plain seconds → seconds."""
+def parse_duration(text: str, *, zero: bool = False) -> float:
+    """``"90s"``, ``"10m"``, ``"1.5h"``, ``"7d"`` or plain seconds → seconds; positive,
+    or with ``zero`` also nothing (``"0s"``)."""
     lowered = text.strip().lower()
     factor = _DURATION_UNITS.get(lowered[-1:], 1) if lowered else 1
     number = lowered[:-1] if lowered[-1:] in _DURATION_UNITS else lowered
@@ -300,6 +301,7 @@ def parse_duration(text: str) -> float:
         raise ConfigurationError(
             f"invalid duration {text!r}: use e.g. 90s, 10m, 1.5h or a number of seconds"
         ) from None
-    if not value > 0:
-        raise ConfigurationError(f"invalid duration {text!r}: must be positive")
+    if not (value > 0 or (zero and value == 0)):
+        what = "positive or 0" if zero else "positive"
+        raise ConfigurationError(f"invalid duration {text!r}: must be {what}")
     return value * factor

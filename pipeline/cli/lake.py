@@ -25,7 +25,9 @@ def register(app: typer.Typer) -> None:
 def lake_compact(
     keep: Annotated[
         str,
-        typer.Option("--keep", help="Keep the snapshots of this long (e.g. 7d, 12h, 0s)."),
+        typer.Option(
+            "--keep", help="Keep the snapshots of this long (e.g. 7d, 12h; 0s: the last only)."
+        ),
     ] = "7d",
     wait: WaitOpt = False,
     catalog: CatalogOpt = None,
@@ -43,7 +45,9 @@ def lake_compact(
 
     def action() -> None:
         result = compact(
-            lake_catalog(catalog), keep=timedelta(seconds=parse_duration(keep)), wait=wait
+            lake_catalog(catalog),
+            keep=timedelta(seconds=parse_duration(keep, zero=True)),
+            wait=wait,
         )
         if json:
             print_json(result.to_json())
