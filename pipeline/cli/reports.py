@@ -3,6 +3,7 @@ The reports module (and polars with it) loads only once a report runs."""
 
 from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -220,5 +221,50 @@ def report_limits(
         from .render.reports import render_limits
 
         render_limits(out, result)
+
+    guard(debug, action, wait=wait)
+
+
+@report_app.command("html")
+def report_html(
+    out_file: Annotated[
+        Path, typer.Argument(metavar="OUT.html", help="The file to write (replaced whole).")
+    ],
+    tz: TzOpt = "UTC",
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    provider: ReportProviderOpt = None,
+    model: ModelOpt = None,
+    project: ProjectOpt = None,
+    tag: TagOpt = None,
+    include_hidden: IncludeHiddenOpt = False,
+    prices: PricesOpt = None,
+    wait: ReadWaitOpt = False,
+    catalog: CatalogOpt = None,
+    workspace: WorkspaceOpt = None,
+    json: JsonOpt = False,
+    debug: DebugOpt = False,
+) -> None:
+    """A dashboard as one self-contained HTML file (no network when opened): daily
+    tokens and cost by provider or model, what the prompt cache saves, the top projects
+    and sessions, and when the work happens; a provider filter in the page."""
+    from agentlake.config import resolve_price_overrides
+    from agentlake.read.dashboard import write_dashboard
+
+    from .output import catalog_path, print_json, workspace_name
+
+    def action() -> None:
+        flt = _filter(tz, since, until, provider, model, project, tag, include_hidden)
+        written = write_dashboard(
+            catalog_path(catalog), workspace_name(workspace, catalog), flt, out_file,
+            prices=resolve_price_overrides(prices),
+        )  # fmt: skip
+        if json:
+            print_json(written.to_json())
+            return
+        from .consoles import out
+        from .render.reports import render_dashboard
+
+        render_dashboard(out, written)
 
     guard(debug, action, wait=wait)

@@ -1,5 +1,6 @@
 -- Public view (DESIGN §3): every usage row with its cost in USD, `cost_usd`, at the
--- price of its model on its day. An unpriced model costs NULL, never 0.
+-- price of its model on its day, and `uncached_cost_usd`, its cost had nothing been
+-- cached. An unpriced model costs NULL, never 0.
 --
 -- Name resolution, per distinct usage.model, best first:
 --   0. the lowercase name equals an exact alias;
@@ -151,7 +152,24 @@ SELECT
         -- A call without tokens costs nothing whatever its model (Claude Code's
         -- `<synthetic>` messages): it is not an unpriced call.
         WHEN u.input_tokens + u.cache_write_tokens + u.cache_read_tokens + u.output_tokens = 0 THEN 0
-    END AS cost_usd
+    END AS cost_usd,
+    -- What the call would have cost without the prompt cache: its cache reads and writes
+    -- billed as fresh input (the same tier: the input side's size does not change).
+    -- `uncached_cost_usd - cost_usd` is what the cache saved (negative when the cache
+    -- writes cost more than the reads saved). NULL exactly when `cost_usd` is.
+    CASE
+        WHEN p.name IS NOT NULL THEN (
+              coalesce((u.input_tokens + u.cache_write_tokens + u.cache_read_tokens)
+                       * CASE WHEN u.input_tokens + u.cache_write_tokens + u.cache_read_tokens > p.tier_threshold
+                              THEN p.a_in ELSE p.r_in END,
+                       CASE WHEN u.input_tokens + u.cache_write_tokens + u.cache_read_tokens = 0 THEN 0 END)
+            + coalesce(u.output_tokens
+                       * CASE WHEN u.input_tokens + u.cache_write_tokens + u.cache_read_tokens > p.tier_threshold
+                              THEN p.a_out ELSE p.r_out END,
+                       CASE WHEN u.output_tokens = 0 THEN 0 END)
+        ) / 1e6
+        WHEN u.input_tokens + u.cache_write_tokens + u.cache_read_tokens + u.output_tokens = 0 THEN 0
+    END AS uncached_cost_usd
 FROM usage u
 LEFT JOIN name_prices p
   ON p.name = u.model AND u.ts >= p.valid_from AND u.ts < p.valid_to;

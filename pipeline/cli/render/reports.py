@@ -25,6 +25,7 @@ from agentlake.read.reports import Report, ReportFilter
 from .tables import Cell, Column, Grid, Id, Name, count, id_width, is_wide, say_nothing, usd, when
 
 if TYPE_CHECKING:
+    from agentlake.read.dashboard import DashboardWritten
     from agentlake.read.limits import LimitsReport
 
 Row = dict[str, Any]
@@ -363,3 +364,13 @@ def span(seconds: int) -> str:
     if seconds < 86400:
         return f"{hours}h {minutes % 60:02d}m"
     return f"{seconds // 86400}d {hours % 24}h"
+
+
+def render_dashboard(console: Console, written: DashboardWritten) -> None:
+    """One line: where the dashboard went, its size and what it charts."""
+    providers = ", ".join(written.providers) or "no provider"
+    console.print(
+        f"wrote {written.path} ({written.bytes / 1_048_576:.1f} MiB): "
+        f"{written.calls:,} calls of {providers}, in {written.seconds:.2f}s",
+        highlight=False, soft_wrap=True,
+    )  # fmt: skip
