@@ -233,6 +233,26 @@ def test_each_token_kind_has_its_own_rate(con: duckdb.DuckDBPyConnection) -> Non
     )
 
 
+def test_uncached_cost_bills_the_cache_as_fresh_input(con: duckdb.DuckDBPyConnection) -> None:
+    # Sonnet 4: $3 input, $15 output a million tokens. Without the cache, the 1,000
+    # written and 2,000 read tokens are 3,000 more input tokens: 3,100 in, 50 out.
+    call = add_call(con, "claude-sonnet-4-20250514", input=100, output=50, cache_write=1000,
+                    cache_read=2000)  # fmt: skip
+    row = con.execute(
+        "SELECT cost_usd, uncached_cost_usd FROM usage_costed WHERE call_id = ?", [call]
+    ).fetchone()
+    assert row is not None
+    assert row[1] == pytest.approx((3_100 * 3.0 + 50 * 15.0) / 1e6)
+    assert row[1] - row[0] == pytest.approx((2000 * (3.0 - 0.3) - 1000 * (3.75 - 3.0)) / 1e6)
+    unpriced = add_call(con, "no-such-model", input=10)
+    empty = add_call(con, "no-such-model")
+    rows = con.execute(
+        "SELECT call_id, cost_usd, uncached_cost_usd FROM usage_costed WHERE call_id IN (?, ?)",
+        [unpriced, empty],
+    ).fetchall()
+    assert sorted(rows) == sorted([(unpriced, None, None), (empty, 0, 0)])
+
+
 @pytest.mark.parametrize(
     ("name", "model_id"),
     [("claude-opus-4-1-20250805", "claude-opus-4-1"), ("claude-haiku-4-5", "claude-haiku-4-5")],

@@ -333,7 +333,7 @@
     hours();
     legend(days, colors);
     document.body.dataset.provider = state.provider < 0 ? "" : DATA.providers[state.provider];
-    document.body.dataset.stack = state.stack;
+    document.body.dataset.stacked = state.stack;
     document.body.dataset.rendered = String(Number(document.body.dataset.rendered || 0) + 1);
   }
 
