@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 DEMO   := .demo
 
 .DEFAULT_GOAL := help
-.PHONY: help setup relink demo test test-fast lint lint-fixtures fixtures-manifest bench bench-smoke golden matrix clean
+.PHONY: help setup relink demo screenshot test test-fast lint lint-fixtures fixtures-manifest bench bench-smoke golden matrix clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -38,6 +38,9 @@ demo: relink ## write a synthetic home of all seven agents, import it, then repo
 	$(AGENTLAKE) search "cache bug" --limit 5 --catalog $(DEMO)/catalog.duckdb
 	$(AGENTLAKE) search "stale memoized results outliving their time-to-live" --mode semantic --limit 3 --catalog $(DEMO)/catalog.duckdb
 	$(AGENTLAKE) sessions list --limit 5 --catalog $(DEMO)/catalog.duckdb
+
+screenshot: relink ## the README's picture of the demo home's dashboard (needs chromium)
+	$(PY) -m fixtures.browser docs/dashboard.png
 
 # One worker per core; a test module stays on one worker, so its shared homes are made once.
 TEST_WORKERS ?= auto

@@ -69,6 +69,10 @@ BUDGETS: Final[tuple[Budget, ...]] = (
     Budget("sessions_list_p95_s", 0.002, True, "s", "sessions_listing",
            "session listing p95 (library, open connection)"),
     Budget("report_daily_s", 0.1, True, "s", "reports", "daily report p95 (library)"),
+    Budget("dashboard_bytes", 2_000_000, True, "bytes", "dashboard",
+           "report html: the page's size"),
+    Budget("dashboard_write_s", 1.0, True, "s", "dashboard",
+           "report html p50 (CLI, process start included)"),
 )  # fmt: skip
 
 

@@ -20,6 +20,8 @@ budget is measured on (:func:`measurements`).
 ``sessions_listing``   ``list_sessions`` calls through the library on an open connection
 ``reports``            every report through the library
 ``report_daily_cli``   ``agentlake report daily --json`` (CLI, process start included)
+``dashboard``          ``agentlake report html --json`` (CLI, process start included): the
+                       page's size and the time to write it
 ``cli_latency``        the read commands and ``--help`` through the CLI
                        (``benchmarks.cli_latency``)
 ``recall``             the evaluation set (``tests/read/semantic_eval_set.py``) written
@@ -85,6 +87,7 @@ from .reports import (
     find_ccusage,
     time_ccusage,
     time_cli_daily,
+    time_cli_dashboard,
     time_reports,
 )
 from .search_latency import draw_queries, sample_texts, time_hybrid, time_search
@@ -393,6 +396,12 @@ def phase_report_daily_cli(ctx: Context) -> dict[str, Any]:
     return {**figures, "seconds": sum(figures["samples_s"])}
 
 
+def phase_dashboard(ctx: Context) -> dict[str, Any]:
+    """``agentlake report html`` through the CLI, the page written into the work folder."""
+    figures = time_cli_dashboard(ctx.catalog, ctx.work / "dashboard.html", env=ctx.env)
+    return {**figures, "seconds": sum(figures["samples_s"])}
+
+
 def phase_ccusage_daily(ctx: Context) -> dict[str, Any]:
     """ccusage's daily report on the same home, and agentlake's CLI time over it."""
     executable = find_ccusage(ctx.settings.ccusage_dir)
@@ -462,6 +471,7 @@ PHASE_FUNCTIONS: Final[dict[str, Callable[[Context], dict[str, Any]]]] = {
     "sessions_listing": phase_sessions_listing,
     "reports": phase_reports,
     "report_daily_cli": phase_report_daily_cli,
+    "dashboard": phase_dashboard,
     "cli_latency": phase_cli_latency,
     "recall": phase_recall,
     "ducklake": phase_ducklake,
@@ -512,4 +522,6 @@ def measurements(figures: dict[str, dict[str, Any]]) -> dict[str, float | None]:
         "lexical_hybrid_recall_gap": get("recall", "lexical_hybrid_gap"),
         "sessions_list_p95_s": get("sessions_listing", "p95_s"),
         "report_daily_s": get("reports", "p95_s"),
+        "dashboard_bytes": get("dashboard", "bytes"),
+        "dashboard_write_s": get("dashboard", "p50_s"),
     }

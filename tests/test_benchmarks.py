@@ -39,7 +39,8 @@ from tests.conftest import REPO, cli_env
 PHASES = (
     "generate", "import_full", "import_usage_ready", "index_alone", "import_by_provider",
     "rerun_unchanged", "rerun_cold", "append_1pct", "search", "sessions_listing", "reports",
-    "report_daily_cli", "cli_latency", "recall", "ducklake", "ccusage_daily", "import_floor",
+    "report_daily_cli", "dashboard", "cli_latency", "recall", "ducklake", "ccusage_daily",
+    "import_floor",
 )  # fmt: skip
 PHASE_STATUSES = {"pending", "running", "ok", "skipped", "error", "interrupted"}
 BUDGET_NAMES = {
@@ -48,7 +49,7 @@ BUDGET_NAMES = {
     "cli_read_p50_s", "cli_help_p50_s", "daily_vs_ccusage_ratio", "append_1pct_ratio",
     "search_p95_s", "sessions_list_p95_s", "report_daily_s", "hybrid_search_p95_s",
     "search_peak_rss_bytes", "semantic_step_share", "paraphrase_hybrid_recall",
-    "paraphrase_hybrid_gain", "lexical_hybrid_recall_gap",
+    "paraphrase_hybrid_gain", "lexical_hybrid_recall_gap", "dashboard_bytes", "dashboard_write_s",
 }  # fmt: skip
 # Skipped in the smoke run: ccusage is not installed there, and dropping the page cache
 # would slow every other test running beside it.
@@ -413,6 +414,10 @@ def test_smoke_query_phases(smoke: tuple[Json, str]) -> None:
     assert {"daily", "weekly", "monthly", "session", "model", "project", "blocks"} <= set(kinds)
     assert all(len(k["samples_s"]) == 3 for k in kinds.values())
     assert len(phases["report_daily_cli"]["samples_s"]) == 3
+    dashboard = phases["dashboard"]
+    assert len(dashboard["samples_s"]) == 3 and dashboard["calls"] > 0
+    assert smoke[0]["budgets"]["dashboard_bytes"]["measured"] == dashboard["bytes"] > 1_000_000
+    assert smoke[0]["budgets"]["dashboard_write_s"]["measured"] == dashboard["p50_s"]
 
 
 def test_smoke_recall_phase(smoke: tuple[Json, str]) -> None:

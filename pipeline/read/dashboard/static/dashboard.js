@@ -294,7 +294,7 @@
         [DATA.providers[s.p]], [s.project || ""], [(s.started || "").replace("T", " ")],
         [duration(s.started, s.updated), "num"], [integer.format(s.calls), "num"],
         [s.models.join(", ")], [integer.format(s.subagents), "num"],
-        [integer.format(s.tokens), "num"], [usd(s.cost, 4), "num"],
+        [integer.format(s.tokens), "num"], [usd(s.cost), "num"],
         [(100 * s.share).toFixed(1) + "%", "num"],
       ];
       cells.forEach(function (c) {
