@@ -123,15 +123,20 @@ def dashboard_data(
             hours = con.execute(sql.query("dashboard_hours"), local).to_arrow_table()
         finally:
             con.execute("DROP TABLE IF EXISTS temp.dashboard_cells")
-        ranked = {**flt.params(workspace), "top": TOP}
-        sessions_query = sql.query("dashboard_sessions").replace(
-            "/* sessions */", sql.query("report_session_rollup")
-        )
-        sessions = con.execute(sessions_query, ranked).to_arrow_table()
-        projects = con.execute(sql.query("dashboard_projects"), ranked).to_arrow_table()
-        counts = con.execute(
-            sql.query("dashboard_provider_sessions"), flt.params(workspace)
-        ).to_arrow_table()
+        con.execute(sql.query("dashboard_session_calls"), flt.params(workspace))
+        con.execute(sql.query("dashboard_sessions_macro"))
+        try:
+            ranked = {**flt.params(workspace), "top": TOP}
+            sessions_query = sql.query("dashboard_sessions").replace(
+                "/* sessions */", sql.query("report_session_rollup")
+            )
+            sessions = con.execute(sessions_query, ranked).to_arrow_table()
+            projects = con.execute(sql.query("dashboard_projects"), ranked).to_arrow_table()
+            counts = con.execute(
+                sql.query("dashboard_provider_sessions"), flt.params(workspace)
+            ).to_arrow_table()
+        finally:
+            con.execute("DROP TABLE IF EXISTS temp.dashboard_session_calls")
     return DashboardData(workspace, flt, days, hours, sessions, projects, counts, snapshot)
 
 
