@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from agentlake.ingest.run import ImportResult
     from agentlake.load.lake import Catalog
     from agentlake.load.publish import PublishResult
+    from agentlake.read.dashboard import DashboardWritten
     from agentlake.read.limits import LimitsReport
     from agentlake.read.reports import Report, ReportFilter, ReportKind
     from agentlake.read.search import SearchHit, SearchMode
@@ -148,6 +149,24 @@ class Lake:
 
         flt = _report_filter(tz, since, until, provider, model, project)
         return unpriced(self.catalog, self.workspace, flt)
+
+    def dashboard(
+        self,
+        out: Path | str,
+        *,
+        tz: str = "UTC",
+        since: date | None = None,
+        until: date | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        project: str | None = None,
+    ) -> DashboardWritten:
+        """Write the HTML dashboard of the calls inside the filters to ``out`` (as
+        ``agentlake report html``)."""
+        from agentlake.read.dashboard import write_dashboard
+
+        flt = _report_filter(tz, since, until, provider, model, project)
+        return write_dashboard(self.catalog, self.workspace, flt, Path(out))
 
     def search(self, query: str, *, limit: int = 20, mode: SearchMode = "auto") -> list[SearchHit]:
         """Ranked search by words, meaning or both (``mode``, as ``agentlake search

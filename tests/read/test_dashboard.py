@@ -218,6 +218,13 @@ def test_text_from_transcripts_cannot_end_the_page_script(
     assert labels == {hostile}
 
 
+def test_the_python_facade_writes_it_too(demo_catalog: Path, tmp_path: Path) -> None:
+    import agentlake
+
+    written = agentlake.open(demo_catalog).dashboard(tmp_path / "d.html", provider="codex")
+    assert written.providers == ("codex",) and written.path.stat().st_size == written.bytes
+
+
 def test_report_html_through_the_cli(demo_catalog: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     out = tmp_path / "d.html"
