@@ -145,9 +145,14 @@
   }
 
   function barChart(noun, extra) {
-    var src = source(["y", "cost", "share", "tokens", "calls", "extra", "name", "color"]);
-    var fig = figure({ y_range: new Bokeh.FactorRange({ factors: [] }), x_axis_label: "cost (USD)" });
+    var src = source(["y", "cost", "share", "percent", "tokens", "calls", "extra", "name", "color"]);
+    // The range starts at $0 and leaves room after the longest bar for its share.
+    var fig = figure({ y_range: new Bokeh.FactorRange({ factors: [] }), x_axis_label: "cost (USD)",
+                       x_range: new Bokeh.DataRange1d({ start: 0, range_padding: 0.18 }) });
     fig.hbar({ y: { field: "y" }, right: { field: "cost" }, height: 0.7, fill_color: { field: "color" }, line_color: null, source: src });
+    // Each bar's share of the cost, written after it.
+    fig.text({ x: { field: "cost" }, y: { field: "y" }, text: { field: "percent" }, x_offset: 4, text_baseline: "middle",
+               text_font_size: "11px", text_color: "#52606d", source: src });
     fig.add_tools(hover([[noun, "@name"], ["cost", "@cost{" + MONEY + "}"], ["share", "@share{0.0%}"],
                          ["tokens", "@tokens{0,0}"], ["calls", "@calls{0,0}"], [extra, "@extra{0,0}"]]));
     fig.xaxis.formatter = new Bokeh.NumeralTickFormatter({ format: "$0,0.[00]" });
@@ -210,6 +215,7 @@
     chart.src.data = {
       y: labels, cost: rows.map(function (r) { return r.cost || 0; }),
       share: rows.map(function (r) { return r.share; }),
+      percent: rows.map(function (r) { return (100 * r.share).toFixed(1) + "%"; }),
       tokens: rows.map(function (r) { return r.tokens; }),
       calls: rows.map(function (r) { return r.calls; }),
       extra: rows.map(extra), name: rows.map(function (r) { return r.name || r.label || r.id; }),
