@@ -30,7 +30,7 @@ relink: $(STAMP)
 
 # The demo is the commands a user types, each printed before its output: a synthetic
 # home written by the development-only generators (fixtures/synth), then agentlake itself.
-demo: relink ## write a synthetic home of all seven agents, import it, then report, search (by words and by meaning) and list
+demo: relink ## write a synthetic home of all seven agents, import it, then report, search (by words and by meaning), list and write the dashboard
 	@rm -rf $(DEMO) && mkdir -p $(DEMO)
 	$(PY) -m fixtures.synth --home $(DEMO)/home --seed 7
 	$(AGENTLAKE) import --home $(DEMO)/home --catalog $(DEMO)/catalog.duckdb
@@ -38,6 +38,7 @@ demo: relink ## write a synthetic home of all seven agents, import it, then repo
 	$(AGENTLAKE) search "cache bug" --limit 5 --catalog $(DEMO)/catalog.duckdb
 	$(AGENTLAKE) search "stale memoized results outliving their time-to-live" --mode semantic --limit 3 --catalog $(DEMO)/catalog.duckdb
 	$(AGENTLAKE) sessions list --limit 5 --catalog $(DEMO)/catalog.duckdb
+	$(AGENTLAKE) report html $(DEMO)/dashboard.html --catalog $(DEMO)/catalog.duckdb
 
 screenshot: relink ## the README's picture of the demo home's dashboard (needs chromium)
 	$(PY) -m fixtures.browser docs/dashboard.png
