@@ -36,6 +36,7 @@ from agentlake.ingest.budget import fewer_collections
 from . import (
     audit,
     doctor,
+    export,
     import_hooks,
     imports,
     lake,
@@ -55,6 +56,7 @@ _COMMANDS = (
     providers,
     search,
     reports,
+    export,
     prices,
     sql,
     sessions,
