@@ -19,6 +19,8 @@ from typing import Any
 import pyarrow as pa
 
 from .schema import (
+    GIVEN_EVENT_COLUMNS,
+    GIVEN_USAGE_COLUMNS,
     RAW_EVENT_SCHEMA,
     RAW_RATE_LIMIT_SCHEMA,
     RAW_SESSION_SCHEMA,
@@ -69,6 +71,34 @@ class RawTables:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class GivenIdentity:
+    """The identity a re-imported row had in the catalog that exported it (see
+    :data:`~agentlake.extract.schema.GIVEN_EVENT_COLUMNS`): its provider, its event or
+    call id, and an event's ``seq``."""
+
+    provider: str
+    row_id: str
+    seq: int | None = None
+
+
+# Rows of a sink that carry a given identity: (row number, provider, id, seq).
+_Given = list[tuple[int, str, str, int | None]]
+
+
+def _with_given(table: pa.Table, given: list[tuple[int, _Given]], columns: pa.Schema) -> pa.Table:
+    """``table`` with the given-identity ``columns`` appended: null except at the rows
+    of ``given`` (each sink's rows, numbered from that sink's first row in the table)."""
+    values: list[list[Any]] = [[None] * table.num_rows for _ in columns]
+    for first, rows in given:
+        for row, *parts in rows:
+            for column, value in zip(values, parts, strict=False):
+                column[first + row] = value
+    for spec, column in zip(columns, values, strict=True):
+        table = table.append_column(spec, pa.array(column, spec.type))
+    return table
+
+
 def _table(rows: list[tuple[Any, ...]], schema: pa.Schema) -> pa.Table:
     """``rows`` (tuples of values in ``schema``'s column order) as a table, converted in
     one call as a struct array whose fields are the columns (cheaper than converting
@@ -84,12 +114,17 @@ class RowSink:
         # One tuple per row, in the order of RAW_EVENT_SCHEMA and RAW_USAGE_SCHEMA.
         self._events: list[tuple[Any, ...]] = []
         self._usage: list[tuple[Any, ...]] = []
-        self._sessions: dict[str, dict[str, Any]] = {}
+        # Keyed by session id; a session given its provider (a re-imported export, whose
+        # providers may share an id) by (session id, provider).
+        self._sessions: dict[str | tuple[str, str], dict[str, Any]] = {}
         self._retracted: list[tuple[str, str]] = []
         self._rate_limits: list[tuple[Any, ...]] = []  # in RAW_RATE_LIMIT_SCHEMA's order
         # (session, native id) -> how many events and calls were emitted before its
         # latest withdrawal: those of its rows are dropped when the batch is built.
         self._withdrawn: dict[tuple[str, str], tuple[int, int]] = {}
+        # Rows that keep the identity an export gave them (GivenIdentity), by table.
+        self._given_events: _Given = []
+        self._given_usage: _Given = []
 
     @property
     def event_count(self) -> int:
@@ -113,8 +148,11 @@ class RowSink:
         tool_input: str | None = None,
         is_error: bool | None = None,
         is_sidechain: bool = False,
+        given: GivenIdentity | None = None,
     ) -> None:
-        """Emit one event row."""
+        """Emit one event row (``given``: the identity it keeps, for re-imported rows)."""
+        if given is not None:
+            self._given_events.append((len(self._events), given.provider, given.row_id, given.seq))
         self._events.append((
             session_id,
             native_id,
@@ -151,13 +189,17 @@ class RowSink:
         *,
         rank: int | None = None,
         per_session: bool = False,
+        given: GivenIdentity | None = None,
     ) -> None:
         """Emit one usage candidate (a model call as written; dedup happens later).
         Among copies of one call the highest ``rank`` wins (default: the token total).
         ``per_session``: the row is a session's cumulative totals for one model, not a
         call (agents that record no per-call counts); give each snapshot of a session
         and model the same identity and a growing ``rank``, so the latest replaces the
-        earlier and snapshots are never summed."""
+        earlier and snapshots are never summed. ``given``: the identity a re-imported
+        call keeps."""
+        if given is not None:
+            self._given_usage.append((len(self._usage), given.provider, given.row_id, None))
         self._usage.append((
             session_id,
             message_id,
@@ -180,7 +222,8 @@ class RowSink:
     def session(self, session_id: str, **fields: Any) -> None:
         """Record session metadata; within a batch the latest non-null value wins,
         except ``title``, where the highest ``title_rank`` wins."""
-        row = self._sessions.setdefault(session_id, {})
+        given = fields.get("given_provider")
+        row = self._sessions.setdefault(session_id if given is None else (session_id, given), {})
         title_rank = fields.pop("title_rank", None)
         title = fields.pop("title", None)
         if title is not None and (title_rank or 0) >= row.get("title_rank", -1):
@@ -254,6 +297,9 @@ class RowSink:
         """Turn the accumulated rows into Arrow tables."""
         events = _table(self._events, RAW_EVENT_SCHEMA)
         usage = _table(self._usage, RAW_USAGE_SCHEMA)
+        if self._given_events or self._given_usage:
+            events = _with_given(events, [(0, self._given_events)], GIVEN_EVENT_COLUMNS)
+            usage = _with_given(usage, [(0, self._given_usage)], GIVEN_USAGE_COLUMNS)
         if self._withdrawn:
             events = _kept(events, self._spans(0, 0))
             usage = _kept(usage, self._spans(1, 0))
@@ -270,7 +316,10 @@ class RowSink:
 
     def _session_rows(self) -> list[tuple[Any, ...]]:
         fields = RAW_SESSION_SCHEMA.names[1:]
-        return [(sid, *(row.get(name) for name in fields)) for sid, row in self._sessions.items()]
+        return [
+            (key if isinstance(key, str) else key[0], *(row.get(name) for name in fields))
+            for key, row in self._sessions.items()
+        ]
 
     def _retraction_table(self) -> pa.Table:
         return _table(self._retracted, RETRACTION_SCHEMA)
@@ -286,7 +335,7 @@ class RowSink:
         return {
             *map(first, self._events),
             *map(first, self._usage),
-            *self._sessions,
+            *(key if isinstance(key, str) else key[0] for key in self._sessions),
             *map(first, self._retracted),
             *map(first, self._rate_limits),
         }
@@ -372,9 +421,22 @@ def _converted_together(parts: Sequence[tuple[RowSink, str]]) -> RawTables:
         )
 
     sessions = chain.from_iterable(sink._session_rows() for sink, _ in parts)
+    events = tagged([sink._events for sink, _ in parts], RAW_EVENT_SCHEMA)
+    usage = tagged([sink._usage for sink, _ in parts], RAW_USAGE_SCHEMA)
+    if any(sink._given_events or sink._given_usage for sink, _ in parts):
+        firsts = [0, 0]  # each sink's first event and call in the tables
+        given_events: list[tuple[int, _Given]] = []
+        given_usage: list[tuple[int, _Given]] = []
+        for sink, _ in parts:
+            given_events.append((firsts[0], sink._given_events))
+            given_usage.append((firsts[1], sink._given_usage))
+            firsts[0] += len(sink._events)
+            firsts[1] += len(sink._usage)
+        events = _with_given(events, given_events, GIVEN_EVENT_COLUMNS)
+        usage = _with_given(usage, given_usage, GIVEN_USAGE_COLUMNS)
     return RawTables(
-        tagged([sink._events for sink, _ in parts], RAW_EVENT_SCHEMA),
-        tagged([sink._usage for sink, _ in parts], RAW_USAGE_SCHEMA),
+        events,
+        usage,
         _table(list(sessions), RAW_SESSION_SCHEMA),
         RETRACTION_SCHEMA.empty_table(),
         tagged([sink._rate_limits for sink, _ in parts], RAW_RATE_LIMIT_SCHEMA),

@@ -107,8 +107,24 @@ RAW_SESSION_SCHEMA: Final = pa.schema(
         # The token total a provider's own thread index records for the session (Codex
         # threads.tokens_used): never a call, kept apart from usage.
         ("index_tokens", pa.int64()),
+        # The provider a session was first imported under, when a file re-imports rows
+        # agentlake exported (GIVEN_EVENT_COLUMNS); null: the source's provider.
+        ("given_provider", pa.string()),
+        # Whether the exported session was hidden (``sessions hide``): a session such a
+        # file creates is created hidden; an existing session keeps its lifecycle.
+        ("hidden", pa.bool_()),
     ]
 )
+
+# Identity a row already has, given by a file that re-imports what agentlake exported
+# (``export jsonl``): the provider, the event or call id and the event's seq the row had
+# in its first catalog, which the transform stage keeps instead of deriving them. Only
+# the batches that carry such rows have these columns (RowSink adds them), so every
+# other adapter's tables stay as they are.
+GIVEN_EVENT_COLUMNS: Final = pa.schema(
+    [("given_provider", pa.string()), ("given_id", pa.string()), ("given_seq", pa.int64())]
+)
+GIVEN_USAGE_COLUMNS: Final = pa.schema([("given_provider", pa.string()), ("given_id", pa.string())])
 
 WindowKind = Literal["primary", "secondary"]
 WINDOW_KINDS: Final[tuple[WindowKind, ...]] = get_args(WindowKind)

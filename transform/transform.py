@@ -81,6 +81,12 @@ def _source_id(frame: pl.DataFrame, source_id: str) -> pl.Expr:
     )
 
 
+def _provider(provider: str, given: bool) -> pl.Expr:
+    """The rows' provider: the batch's, unless a row was given its own."""
+    batch = pl.lit(provider)
+    return (pl.coalesce("given_provider", batch) if given else batch).alias("provider")
+
+
 def normalize_events(raw: pa.Table, provider: str, source_id: str = "") -> pa.Table:
     """Events with deterministic ids, UTC timestamps, kinds and redacted text."""
     return _normalize_events(raw, provider, source_id, None)[0]
@@ -98,8 +104,14 @@ def _normalize_events(
     if carried:
         before = pl.from_arrow(context)
         assert isinstance(before, pl.DataFrame)
+        before = before.with_columns(  # a context row never carries a given identity
+            pl.lit(None, frame.schema[c]).alias(c) for c in frame.columns if c not in before.columns
+        )
         frame = pl.concat([before.select(frame.columns), frame])
     frame = with_id(frame, "event_id", provider, ["session_id", "native_id", "block_index"])
+    given = "given_id" in frame.columns  # rows re-imported from an export keep their identity
+    if given:
+        frame = frame.with_columns(pl.coalesce("given_id", "event_id").alias("event_id"))
     raw_text = frame.get_column("text")
     frame = redact_across_chunks(frame, "source_id" if "source_id" in frame.columns else None)
     amended = (
@@ -108,11 +120,12 @@ def _normalize_events(
         .select("event_id", redact(pl.col("text")).alias("text"))
     )
     frame = frame.slice(carried)
+    seq = pl.col("source_offset") * 1000 + pl.col("block_index")
     frame = frame.select(
         "event_id",
-        pl.lit(provider).alias("provider"),
+        _provider(provider, given),
         "session_id",
-        (pl.col("source_offset") * 1000 + pl.col("block_index")).alias("seq"),
+        (pl.coalesce("given_seq", seq) if given else seq).alias("seq"),
         utc_timestamp(pl.col("ts")).alias("ts"),
         event_kind(pl.col("block_type"), pl.col("role")).alias("kind"),
         "role",
@@ -152,12 +165,15 @@ def normalize_usage(raw: pa.Table, provider: str, source_id: str = "") -> pa.Tab
         .alias("_key"),
     )
     frame = with_id(frame, "call_id", provider, ["_scope", "message_id", "_key"])
+    given = "given_id" in frame.columns
+    if given:
+        frame = frame.with_columns(pl.coalesce("given_id", "call_id").alias("call_id"))
     tokens = ["input_tokens", "cache_write_tokens", "cache_read_tokens", "output_tokens"]
     frame = (
         frame.with_columns(
             utc_timestamp(pl.col("ts")).alias("ts"),
             pl.sum_horizontal(tokens).alias("total_tokens"),
-            pl.lit(provider).alias("provider"),
+            _provider(provider, given),
             _source_id(frame, source_id),
         )
         .with_columns(pl.coalesce("rank", "total_tokens").alias("merge_rank"))
@@ -201,7 +217,7 @@ def normalize_sessions(raw: pa.Table, provider: str) -> pa.Table:
     frame = pl.from_arrow(raw)
     assert isinstance(frame, pl.DataFrame)
     frame = frame.with_row_index("_order")
-    keys = ["session_id"]
+    keys = ["session_id", "given_provider"]
     merged = frame.group_by(keys, maintain_order=True).agg(
         pl.col("parent_session_id").drop_nulls().first(),
         pl.col("project_path").drop_nulls().first(),
@@ -211,6 +227,7 @@ def normalize_sessions(raw: pa.Table, provider: str) -> pa.Table:
         pl.col("preview").drop_nulls().last(),
         pl.col("archived").drop_nulls().last(),
         pl.col("index_tokens").drop_nulls().last(),
+        pl.col("hidden").drop_nulls().last(),
         utc_timestamp(pl.col("started_at")).min(),
         utc_timestamp(pl.col("updated_at")).max(),
     )
@@ -223,7 +240,7 @@ def normalize_sessions(raw: pa.Table, provider: str) -> pa.Table:
     return (
         merged.join(titles, on=keys, how="left")
         .select(
-            pl.lit(provider).alias("provider"),
+            _provider(provider, True),
             "session_id",
             "parent_session_id",
             "project_path",
@@ -237,6 +254,7 @@ def normalize_sessions(raw: pa.Table, provider: str) -> pa.Table:
             pl.col("started_at").alias("hint_started_at"),
             pl.col("updated_at").alias("hint_updated_at"),
             "index_tokens",
+            pl.col("hidden").fill_null(False),
         )
         .to_arrow()
     )

@@ -478,6 +478,7 @@ REGISTRY: tuple[ProviderSpec, ...] = (
                 generic.GenericAdapter(),
                 origin="export",
                 sniff=generic.sniff,
+                aliases=("generic",),  # the provider's id: `import --format generic`
             ),
         ),
         capabilities=frozenset({"stream", "tokens"}),

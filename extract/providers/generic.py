@@ -48,6 +48,7 @@ from ..rows import RowSink
 from ..schema import BlockType
 from ..sources import RelParts, SourceFile
 from ..values import json_text, token_count
+from . import generic_agentlake
 
 ADAPTER_VERSION: Final = "1.0"
 FORMAT: Final = "aiwg.session-interchange"
@@ -105,8 +106,7 @@ class GenericAdapter:
             raise InvalidRecord("a second interchange header")
         if kind != "event":
             return "unknown"
-        self._event(record, offset, ctx, sink)
-        return "mapped"
+        return self._event(record, offset, ctx, sink)
 
     @staticmethod
     def _header(rec: dict[str, Any], memo: dict[str, Any]) -> None:
@@ -132,11 +132,14 @@ class GenericAdapter:
         )
         memo["branch"] = _string(workspace.get("branch"))
         memo["version"] = _string(rec.get("productVersion"))
+        memo["agentlake"] = generic_agentlake.is_export(rec)
         # Every event id read, every session's sequences and the sessions seen (dicts:
         # the memo is saved as JSON with each checkpoint, and lookups stay O(1)).
         memo["ids"], memo["seqs"], memo["sessions"] = {}, {}, {}
 
-    def _event(self, rec: dict[str, Any], offset: int, ctx: SourceContext, sink: RowSink) -> None:
+    def _event(
+        self, rec: dict[str, Any], offset: int, ctx: SourceContext, sink: RowSink
+    ) -> RecordOutcome:
         memo = ctx.memo
         native, session, sequence = rec.get("eventId"), rec.get("sessionId"), rec.get("sequence")
         if not isinstance(native, str) or not native or not isinstance(session, str) or not session:
@@ -155,13 +158,16 @@ class GenericAdapter:
         if seq in seqs:
             raise DuplicateRecord(f"sequence {seq} of session {session[:80]!r} was given before")
         ids[native] = seqs[seq] = 1
+        ext = rec.get("extensions")
+        ext = ext if isinstance(ext, dict) else {}
+        ours = ext.get("agentlake")
+        if memo.get("agentlake") and isinstance(ours, dict):
+            return generic_agentlake.map_line(rec, ours, when, offset, sink)
         sid = f"{memo['source']}/{session}"
         if sid not in memo["sessions"]:
             memo["sessions"][sid] = 1
             sink.session(sid, project_path=memo["project"], git_branch=memo["branch"],
                          cli_version=memo["version"])  # fmt: skip
-        ext = rec.get("extensions")
-        ext = ext if isinstance(ext, dict) else {}
         usage = ext.get("usage")
         model = _string(usage.get("model")) if isinstance(usage, dict) else None
         self._emit(rec, text, ext, sid, native, when, model, offset, sink)
@@ -177,6 +183,7 @@ class GenericAdapter:
                 token_count(usage.get("reasoningTokens")),
                 False, offset,
             )  # fmt: skip
+        return "mapped"
 
     @staticmethod
     def _emit(rec: dict[str, Any], text: str, ext: dict[str, Any], sid: str, native: str,

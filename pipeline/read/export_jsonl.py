@@ -132,7 +132,7 @@ def export_jsonl(
     ):
         reader = con.execute(
             sql.query("export_jsonl"), scope_params(workspace, flt)
-        ).fetch_record_batch(_BATCH_ROWS)
+        ).to_arrow_reader(_BATCH_ROWS)
         with temp.open("wb") as out:
             out.write(orjson.dumps(header(workspace, flt)) + b"\n")
             for batch in reader:

@@ -2,7 +2,9 @@
 -- `sessions`: earliest start, latest update (events and providers' index times alike),
 -- counts added, the earliest prompt, and a null never erases a known value. A session
 -- this import changes for the first time keeps its previous values in
--- `session_versions` (see 005_session_snapshots.sql). Parameters: $workspace, $import_id
+-- `session_versions` (see 005_session_snapshots.sql). A session is created hidden when
+-- its hint says so (a re-imported export of a hidden session); an existing session keeps
+-- its lifecycle. Parameters: $workspace, $import_id
 CREATE OR REPLACE TEMP TABLE session_keys AS
 SELECT provider, session_id FROM batch_sessions UNION SELECT provider, session_id FROM new_events;
 
@@ -16,13 +18,14 @@ INSERT INTO sessions AS s (workspace, provider, session_id, parent_session_id, p
                            title, title_rank, git_branch, cli_version, started_at, updated_at,
                            prompts, events, tool_calls, model, preview, archived,
                            last_import_id, first_prompt, first_prompt_at, total_tokens,
-                           index_tokens)
+                           index_tokens, lifecycle)
 SELECT $workspace, k.provider, k.session_id, h.parent_session_id, h.project_path, h.title, h.title_rank,
        h.git_branch, h.cli_version,
        least(a.started_at, h.hint_started_at), greatest(a.updated_at, h.hint_updated_at),
        coalesce(a.prompts, 0), coalesce(a.events, 0), coalesce(a.tool_calls, 0),
        h.model, h.preview, h.archived,
-       $import_id, a.first_prompt, a.first_prompt_at, 0, h.index_tokens
+       $import_id, a.first_prompt, a.first_prompt_at, 0, h.index_tokens,
+       CASE WHEN h.hidden THEN 'tombstoned' ELSE 'active' END
 FROM session_keys k
 LEFT JOIN batch_sessions h USING (provider, session_id)
 LEFT JOIN (

@@ -19,44 +19,22 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pytest
 
-from agentlake.ingest.run import ImportOptions, run_import
 from agentlake.load.lake import LakeCatalog
-from agentlake.manage.authz import authorize
-from agentlake.manage.lifecycle import change_lifecycle
 from agentlake.read.export_parquet import PARQUET_TABLES, export_parquet
 from agentlake.read.export_target import remove_stale
 from agentlake.read.reports import ReportFilter
-from fixtures.synth import ALL_PROVIDERS, generate_demo_home
 from tests.conftest import CliRunner, cli_env
 from tests.lakes import catalog_of, lake_url, read_connection
 
+from .export_homes import build_catalog, write_home
+
 TOKENS = ("input_tokens", "cache_write_tokens", "cache_read_tokens", "output_tokens")
-
-
-def build_catalog(home: Path, catalog: Path | LakeCatalog) -> str:
-    """Import ``home`` into ``catalog`` and hide one subagent's parent session (with
-    its subtree); the hidden session's id."""
-    result = run_import(ImportOptions(catalog=catalog, workspace="default", home=home, env={}))
-    assert result.exit_code == 0
-    con = read_connection(catalog)
-    try:
-        row = con.execute(
-            "SELECT parent_session_id FROM sessions WHERE parent_session_id IS NOT NULL "
-            "AND provider = 'claude-code' ORDER BY session_id LIMIT 1"
-        ).fetchone()
-    finally:
-        con.close()
-    assert row is not None
-    change_lifecycle(catalog, authorize("default", "hide"), str(row[0]))
-    return str(row[0])
 
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A home of every agent with a generator (subagents, per-session usage, tools)."""
-    root = tmp_path_factory.mktemp("export-home") / "home"
-    generate_demo_home(root, providers=ALL_PROVIDERS)
-    return root
+    return write_home(tmp_path_factory.mktemp("export-home") / "home")
 
 
 @pytest.fixture(scope="module")
