@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from agentlake.load.lake import Catalog
     from agentlake.load.publish import PublishResult
     from agentlake.read.dashboard import DashboardWritten
+    from agentlake.read.export_jsonl import JsonlExport
+    from agentlake.read.export_parquet import ParquetExport
     from agentlake.read.limits import LimitsReport
     from agentlake.read.reports import Report, ReportFilter, ReportKind
     from agentlake.read.search import SearchHit, SearchMode
@@ -203,6 +205,44 @@ class Lake:
             self.catalog, self.workspace, session_id, bounds=None if full else DEFAULT_BOUNDS
         )
 
+    def export_parquet(
+        self,
+        target: str | Path,
+        *,
+        tz: str = "UTC",
+        since: date | None = None,
+        until: date | None = None,
+        provider: str | None = None,
+        project: str | None = None,
+        include_hidden: bool = False,
+        replace: bool = False,
+    ) -> ParquetExport:
+        """Write events, usage (with cost), sessions and rejects as a Hive-partitioned
+        Parquet dataset at ``target`` (``agentlake export parquet``)."""
+        from agentlake.read.export_parquet import export_parquet
+
+        flt = _export_filter(tz, since, until, provider, project, include_hidden)
+        return export_parquet(self.catalog, self.workspace, Path(target), flt, replace=replace)
+
+    def export_jsonl(
+        self,
+        target: str | Path,
+        *,
+        tz: str = "UTC",
+        since: date | None = None,
+        until: date | None = None,
+        provider: str | None = None,
+        project: str | None = None,
+        include_hidden: bool = False,
+        replace: bool = False,
+    ) -> JsonlExport:
+        """Write sessions, events and calls as one session-interchange JSONL file at
+        ``target`` (``agentlake export jsonl``)."""
+        from agentlake.read.export_jsonl import export_jsonl
+
+        flt = _export_filter(tz, since, until, provider, project, include_hidden)
+        return export_jsonl(self.catalog, self.workspace, Path(target), flt, replace=replace)
+
     def sql(self, statement: str, *, all_workspaces: bool = False) -> pa.Table:
         """One read-only query over this workspace's views (every workspace's rows with
         ``all_workspaces``); see :func:`agentlake.read.queries.scoped_sql` for its bounds."""
@@ -224,6 +264,22 @@ def _report_filter(
     return ReportFilter(
         tz=tz, since=since, until=until, provider=provider, model=model, project=project
     )
+
+
+def _export_filter(
+    tz: str,
+    since: date | None,
+    until: date | None,
+    provider: str | None,
+    project: str | None,
+    include_hidden: bool,
+) -> ReportFilter:
+    from agentlake.read.reports import ReportFilter
+
+    return ReportFilter(
+        tz=tz, since=since, until=until, provider=provider, project=project,
+        include_hidden=include_hidden,
+    )  # fmt: skip
 
 
 def open(

@@ -238,7 +238,7 @@ def normalize_sessions(raw: pa.Table, provider: str) -> pa.Table:
         .agg(pl.col("title").last(), pl.col("title_rank").last())
     )
     return (
-        merged.join(titles, on=keys, how="left")
+        merged.join(titles, on=keys, how="left", nulls_equal=True)
         .select(
             _provider(provider, True),
             "session_id",

@@ -101,6 +101,8 @@ def test_round_trip_is_identical(
     copy = tmp_path / "copy.duckdb"
     reimport(cli, full_export, copy)
     assert tables(copy) == tables(catalog)
+    titled = [r for r in tables(catalog)["sessions"] if r[5] is not None]  # 5: title
+    assert len(titled) > 10
     assert reports(cli, copy) == reports(cli, catalog)
     assert reports(cli, copy, "--include-hidden") == reports(cli, catalog, "--include-hidden")
     assert hits(copy) == hits(catalog) and any(hits(catalog))

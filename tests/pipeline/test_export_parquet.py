@@ -280,3 +280,13 @@ def test_sigkilled_export_leaves_no_partial_dataset(file_catalog: Path, tmp_path
     # the second's.
     assert len(remove_stale(target)) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_the_notebook_facade_exports_both(file_catalog: Path, tmp_path: Path) -> None:
+    import agentlake
+
+    lake = agentlake.open(file_catalog, "default")
+    parquet = lake.export_parquet(tmp_path / "out", provider="codex")
+    jsonl = lake.export_jsonl(tmp_path / "out.jsonl", provider="codex")
+    assert parquet.rows("usage") == jsonl.calls > 0
+    assert parquet.rows("sessions") == jsonl.sessions

@@ -505,3 +505,39 @@ def test_empty_usage_batch() -> None:
     out = normalize_usage(RAW_USAGE_SCHEMA.empty_table(), "claude")
     assert out.num_rows == 0
     assert "call_id" in out.column_names
+
+
+def test_given_identity_is_kept_and_other_rows_derive_theirs() -> None:
+    """Rows re-imported from an export keep their provider, ids and seq; rows of the
+    same batch without one (a plain interchange file) get the batch's, and sessions of
+    two providers sharing an id stay apart, each with its own title."""
+    from agentlake.extract.rows import GivenIdentity, build_tagged
+    from agentlake.transform.transform import transform_batch
+
+    exported, plain = RowSink(), RowSink()
+    for provider in ("codex", "cursor"):
+        exported.event("s1", "n1", 0, "2026-05-01T10:00:00Z", "text", "user", "hi", 0,
+                       given=GivenIdentity(provider, f"e-{provider}", 7))  # fmt: skip
+        exported.usage("s1", None, None, "n1", "2026-05-01T10:00:00Z", "m", 1, 0, 0, 0, 2, 0,
+                       False, 0, rank=9, given=GivenIdentity(provider, f"c-{provider}"))  # fmt: skip
+        exported.session("s1", given_provider=provider, title=f"t-{provider}", title_rank=2,
+                         hidden=provider == "cursor")  # fmt: skip
+    plain.event("s2", "n2", 0, "2026-05-01T10:00:00Z", "text", "user", "yo", 3)
+    plain.session("s2", title="plain", title_rank=1)
+    rows = transform_batch(build_tagged([(exported, "a"), (plain, "b")]), provider="generic")
+    events = rows.events.select(["event_id", "provider", "seq"]).to_pylist()
+    assert events[:2] == [
+        {"event_id": "e-codex", "provider": "codex", "seq": 7},
+        {"event_id": "e-cursor", "provider": "cursor", "seq": 7},
+    ]
+    assert events[2]["provider"] == "generic" and events[2]["seq"] == 3000
+    assert events[2]["event_id"] == stable_ids("generic", ["s2"], ["n2"], [0])[0]
+    calls = rows.usage.select(["call_id", "provider", "merge_rank"]).to_pylist()
+    assert sorted(c["call_id"] for c in calls) == ["c-codex", "c-cursor"]
+    assert {c["merge_rank"] for c in calls} == {9}
+    sessions = rows.sessions.select(["provider", "session_id", "title", "hidden"]).to_pylist()
+    assert sorted(sessions, key=str) == sorted([
+        {"provider": "codex", "session_id": "s1", "title": "t-codex", "hidden": False},
+        {"provider": "cursor", "session_id": "s1", "title": "t-cursor", "hidden": True},
+        {"provider": "generic", "session_id": "s2", "title": "plain", "hidden": False},
+    ], key=str)  # fmt: skip
