@@ -200,3 +200,44 @@ def test_the_negative_interchange_fixtures_of_the_ingestion_project(tmp_path: Pa
     result = _import(catalog, torn)
     assert result.exit_code == 0 and result.sources[0].pending_bytes > 0
     assert _rows(catalog, "SELECT count(*) FROM rejects") == [(0,)]
+
+
+def _agentlake_file(path: Path, fmt: object, *, product: str = "agentlake") -> Path:
+    header = json.loads(LAPTOP.read_text().splitlines()[0])
+    header["product"] = product
+    header["extensions"] = {"agentlake": {"format": fmt}}
+    line = {"type": "event", "sessionId": "codex:t1", "eventId": "e1", "sequence": 1,
+            "kind": "message", "role": "user", "text": "hello", "lifecycle": "complete",
+            "occurredAt": "2026-05-01T10:00:00Z",
+            "extensions": {"agentlake": {"provider": "codex", "sessionId": "t1",
+                                         "kind": "prompt", "role": "user", "seq": 42}}}  # fmt: skip
+    path.write_text(json.dumps(header) + "\n" + json.dumps(line) + "\n")
+    return path
+
+
+def test_an_agentlake_export_keeps_the_rows_identity(tmp_path: Path) -> None:
+    catalog = tmp_path / "c.duckdb"
+    assert _import(catalog, _agentlake_file(tmp_path / "x.jsonl", 1), fmt="generic").exit_code == 0
+    assert _rows(catalog, "SELECT event_id, provider, session_id, seq, kind FROM events") == [
+        ("e1", "codex", "t1", 42, "prompt")
+    ]
+
+
+def test_another_products_agentlake_members_are_plain_interchange(tmp_path: Path) -> None:
+    catalog = tmp_path / "c.duckdb"
+    plain = _agentlake_file(tmp_path / "x.jsonl", 1, product="someone-else")
+    assert _import(catalog, plain).exit_code == 0
+    assert _rows(catalog, "SELECT provider, session_id, kind FROM events") == [
+        ("generic", "laptop-export-1/codex:t1", "prompt")
+    ]
+
+
+def test_a_newer_agentlake_export_format_is_drift(tmp_path: Path) -> None:
+    catalog = tmp_path / "c.duckdb"
+    result = _import(catalog, _agentlake_file(tmp_path / "x.jsonl", 2))
+    assert result.exit_code == 1
+    assert _rows(catalog, "SELECT count(*) FROM events") == [(0,)]
+    assert (
+        "agentlake export format 2 is unknown"
+        in _rows(catalog, "SELECT refusal FROM sources")[0][0]
+    )
