@@ -152,17 +152,20 @@ class GenericAdapter:
         when = rec.get("occurredAt")
         if when is not None and (not isinstance(when, str) or not _INSTANT.match(when)):
             raise InvalidRecord("'occurredAt' is not a time with a UTC offset (ambiguous)")
+        ext = rec.get("extensions")
+        ext = ext if isinstance(ext, dict) else {}
+        ours = ext.get("agentlake")
+        if memo.get("agentlake") and isinstance(ours, dict):
+            # An agentlake export's rows carry their catalog identity: a repeated line is
+            # the same row again and adds nothing, so the file's ids need not be
+            # remembered (a million of them, saved with every checkpoint, would not fit).
+            return generic_agentlake.map_line(rec, ours, when, offset, sink)
         ids, seqs, seq = memo["ids"], memo["seqs"].setdefault(session, {}), str(sequence)
         if native in ids:
             raise DuplicateRecord(f"event id {native[:80]!r} was given before")
         if seq in seqs:
             raise DuplicateRecord(f"sequence {seq} of session {session[:80]!r} was given before")
         ids[native] = seqs[seq] = 1
-        ext = rec.get("extensions")
-        ext = ext if isinstance(ext, dict) else {}
-        ours = ext.get("agentlake")
-        if memo.get("agentlake") and isinstance(ours, dict):
-            return generic_agentlake.map_line(rec, ours, when, offset, sink)
         sid = f"{memo['source']}/{session}"
         if sid not in memo["sessions"]:
             memo["sessions"][sid] = 1

@@ -12,6 +12,7 @@ whole or not at all (:mod:`.export_target`)."""
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -133,7 +134,8 @@ def export_jsonl(
         reader = con.execute(
             sql.query("export_jsonl"), scope_params(workspace, flt)
         ).to_arrow_reader(_BATCH_ROWS)
-        with temp.open("wb") as out:
+        # Private like the catalog it comes from (transcript text): 0600.
+        with os.fdopen(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
             out.write(orjson.dumps(header(workspace, flt)) + b"\n")
             for batch in reader:
                 if not batch.num_rows:

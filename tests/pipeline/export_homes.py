@@ -15,8 +15,12 @@ from tests.lakes import read_connection
 
 
 def write_home(home: Path) -> Path:
-    """``home`` filled with every generator's agent files."""
+    """``home`` filled with every generator's agent files, one Claude Code transcript
+    ending in a line that is not JSON (a reject)."""
     generate_demo_home(home, providers=ALL_PROVIDERS)
+    first = min((home / ".claude" / "projects").rglob("*.jsonl"))
+    with first.open("ab") as out:
+        out.write(b"{not json\n")
     return home
 
 

@@ -148,6 +148,9 @@ def test_dataset_reads_back_equal_with_every_reader(file_catalog: Path, tmp_path
     assert (months["month"] == months["m"]).all()
     assert set(months["provider"]) >= {"claude-code", "codex", "factory", "copilot"}
     assert all(p.name.startswith("workspace=") for p in (target / "events").iterdir())
+    rejects = pl.read_parquet(target / "rejects", hive_partitioning=True)
+    assert rejects.height == 1 and rejects["provider"].to_list() == ["claude-code"]
+    assert rejects["reason"].to_list() == ["MALFORMED"] and rejects["month"][0] is not None
     cost = (
         duckdb.connect()
         .execute(f"SELECT sum(cost_usd) FROM read_parquet('{target}/usage/**/*.parquet')")
