@@ -238,6 +238,7 @@ _PAUSING = textwrap.dedent(
     """
     import sys
     from pathlib import Path
+    from agentlake.read.export_jsonl import export_jsonl
     from agentlake.read.export_parquet import export_parquet
 
     class Pause:
@@ -246,8 +247,8 @@ _PAUSING = textwrap.dedent(
             if part == sys.argv[3]:
                 sys.stdin.readline()
 
-    export_parquet(Path(sys.argv[1]), "default", Path(sys.argv[2]), replace=True,
-                   reporter=Pause())
+    export = export_jsonl if sys.argv[3] == "lines" else export_parquet
+    export(Path(sys.argv[1]), "default", Path(sys.argv[2]), replace=True, reporter=Pause())
     print("done", flush=True)
     """
 )
@@ -293,3 +294,28 @@ def test_the_notebook_facade_exports_both(file_catalog: Path, tmp_path: Path) ->
     jsonl = lake.export_jsonl(tmp_path / "out.jsonl", provider="codex")
     assert parquet.rows("usage") == jsonl.calls > 0
     assert parquet.rows("sessions") == jsonl.sessions
+
+
+def test_sigkilled_jsonl_export_leaves_no_file(file_catalog: Path, tmp_path: Path) -> None:
+    target = tmp_path / "out.jsonl"
+    _kill_after(file_catalog, target, "lines")  # every line written, not yet renamed
+    assert not target.exists()
+    assert [p.name.startswith(".out.jsonl.export-") for p in tmp_path.iterdir()] == [True]
+    assert len(remove_stale(target)) == 1 and not any(tmp_path.iterdir())
+
+
+def test_replacing_without_an_atomic_swap(
+    file_catalog: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the system cannot swap two folders, the old one is moved aside, the new
+    one renamed in, then the old one deleted."""
+    import agentlake.read.export_target as target_module
+
+    monkeypatch.setattr(target_module, "_exchange", lambda a, b: False)
+    target = tmp_path / "out"
+    export_parquet(file_catalog, "default", target)
+    result = export_parquet(file_catalog, "default", target, ReportFilter(provider="codex"),
+                            replace=True)  # fmt: skip
+    assert result.replaced
+    check_readers(target, expected(file_catalog, ReportFilter(provider="codex")))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
