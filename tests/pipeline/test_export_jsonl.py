@@ -20,7 +20,7 @@ from agentlake.read.export_jsonl import export_jsonl
 from agentlake.read.reports import ReportFilter
 from agentlake.read.search import search
 from tests.conftest import CliRunner
-from tests.lakes import catalog_of, lake_url, read_connection
+from tests.lakes import read_connection
 
 from .export_homes import build_catalog, write_home
 from .helpers import snapshot
@@ -249,18 +249,6 @@ def test_a_plain_interchange_reading_keeps_the_calls(
     got = reports(cli, copy)[0]["totals"]
     for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"):
         assert got[key] == want[key]
-
-
-def test_on_a_lake_the_export_is_the_same(
-    source: tuple[Path, str], tmp_path: Path, cli: CliRunner
-) -> None:
-    lake = catalog_of(lake_url("sqlite", tmp_path, None), tmp_path)
-    assert isinstance(lake, LakeCatalog)
-    build_catalog(write_home(tmp_path / "home"), lake)
-    from_lake, from_file = tmp_path / "lake.jsonl", tmp_path / "file.jsonl"
-    export_jsonl(lake, "default", from_lake, ReportFilter(include_hidden=True))
-    export_jsonl(source[0], "default", from_file, ReportFilter(include_hidden=True))
-    assert from_lake.read_bytes().splitlines()[1:] == from_file.read_bytes().splitlines()[1:]
 
 
 def test_file_errors(source: tuple[Path, str], tmp_path: Path, cli: CliRunner) -> None:

@@ -20,6 +20,7 @@ import pyarrow.dataset as ds
 import pytest
 
 from agentlake.load.lake import LakeCatalog
+from agentlake.read.export_jsonl import export_jsonl
 from agentlake.read.export_parquet import PARQUET_TABLES, export_parquet
 from agentlake.read.export_target import remove_stale
 from agentlake.read.reports import ReportFilter
@@ -198,13 +199,18 @@ def test_month_follows_tz(file_catalog: Path, tmp_path: Path) -> None:
     assert local.filter(pl.col("m").is_null())["month"].is_null().all()
 
 
-def test_on_a_lake(home: Path, tmp_path: Path) -> None:
+def test_on_a_lake(home: Path, file_catalog: Path, tmp_path: Path) -> None:
     lake = catalog_of(lake_url("sqlite", tmp_path, None), tmp_path)
     assert isinstance(lake, LakeCatalog)
     build_catalog(home, lake)
     target = tmp_path / "out"
     export_parquet(lake, "default", target)
     check_readers(target, expected(lake, ReportFilter()))
+    # The interchange export of the lake is line for line the file catalog's.
+    from_lake, from_file = tmp_path / "lake.jsonl", tmp_path / "file.jsonl"
+    export_jsonl(lake, "default", from_lake, ReportFilter(include_hidden=True))
+    export_jsonl(file_catalog, "default", from_file, ReportFilter(include_hidden=True))
+    assert from_lake.read_bytes().splitlines()[1:] == from_file.read_bytes().splitlines()[1:]
 
 
 def test_existing_dir_refused_then_replaced(
