@@ -7,9 +7,11 @@ export exactly what they mean in a report."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
 
 import duckdb
 
@@ -47,18 +49,49 @@ def scope_params(workspace: str, flt: ReportFilter) -> dict[str, object]:
     }
 
 
+# DuckDB's memory for an export's queries (the default; an export may ask for another):
+# what an export holds does not grow with the catalog (a partitioned COPY streams; the
+# JSONL lines are sorted a bounded chunk at a time).
+MEMORY_LIMIT: Final = "512MiB"
+
+
 @contextmanager
 def export_connection(
-    catalog: Catalog, workspace: str, flt: ReportFilter, prices: PriceOverrides | None = None
+    catalog: Catalog,
+    workspace: str,
+    flt: ReportFilter,
+    prices: PriceOverrides | None = None,
+    *,
+    spill: Path,
+    memory_limit: str = MEMORY_LIMIT,
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-only connection to ``catalog`` (a DuckDB file or a lake, one snapshot for
-    the whole export) with the user's ``prices`` in force and the export macros
-    defined: ``report_calls``, ``export_events``, ``export_sessions``, ``export_rejects``."""
+    the whole export) with the user's ``prices`` in force, the export macros defined
+    (``report_calls``, ``export_events``, ``export_sessions``, ``export_rejects``), and
+    DuckDB's memory bounded (``memory_limit``). A DuckDB file spills where DuckDB
+    puts it (``CATALOG.tmp``); a lake's connection, whose default is the working
+    directory, into the folder ``spill`` (made and removed here). The memory limit is
+    the database's, which other connections of this process to the same file share: it
+    is put back afterwards."""
+    from agentlake.load.lake import LakeCatalog
+
     check_export_filter(flt)
     with report_connection(catalog, prices, per_session=False, scope=(workspace, flt)) as con:
-        for statement in _statements():
-            con.execute(statement)
-        yield con
+        saved = con.execute("SELECT current_setting('memory_limit')").fetchone()
+        assert saved is not None
+        lake = isinstance(catalog, LakeCatalog)
+        try:
+            if lake:  # this process's own in-memory database, closed after the export
+                spill.mkdir(mode=0o700)
+                con.execute(f"SET temp_directory = {sql.constant(str(spill))}")
+            con.execute(f"SET memory_limit = {sql.constant(memory_limit)}")
+            for statement in _statements():
+                con.execute(statement)
+            yield con
+        finally:
+            con.execute(f"SET memory_limit = {sql.constant(saved[0])}")
+            if lake:
+                shutil.rmtree(spill, ignore_errors=True)
 
 
 def _statements() -> list[str]:

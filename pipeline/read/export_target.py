@@ -66,6 +66,12 @@ def staged(target: Path, *, kind: TargetKind) -> Iterator[Path]:
         raise
 
 
+def spill_path(target: Path) -> Path:
+    """A fresh folder name beside ``target`` for DuckDB to spill a large sort into (the
+    export's own disk; a temporary like the others, removed when stale)."""
+    return target.parent / f".{target.name}.export-{os.getpid()}-{secrets.token_hex(4)}-spill"
+
+
 def place(temp: Path, target: Path) -> bool:
     """Rename the complete ``temp`` to ``target``; whether a previous ``target`` was
     replaced (then deleted)."""

@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 import orjson
+import pyarrow as pa
 import pytest
 
 from agentlake.extract.providers import generic
@@ -262,3 +264,27 @@ def test_file_errors(source: tuple[Path, str], tmp_path: Path, cli: CliRunner) -
     missing = cli("export", "jsonl", tmp_path / "no" / "x.jsonl", "--catalog", catalog)
     assert missing.returncode == 4 and "no such folder" in missing.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.jsonl"]
+
+
+def test_chunks_and_cut_sessions_give_the_same_file(
+    source: tuple[Path, str], full_export: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lines come chunk by chunk, long sessions cut into ranges of their sequence
+    numbers: the file is the one a single chunk gives."""
+    import agentlake.read.export_jsonl as module
+
+    monkeypatch.setattr(module, "_CHUNK_LINES", 60)
+    monkeypatch.setattr(module, "_CHUNK_BYTES", 8_000)
+    chunks: list[pa.Table] = []
+    cut = module._chunks
+
+    def recorded(sessions: pa.Table) -> Iterator[pa.Table]:
+        for chunk in cut(sessions):
+            chunks.append(chunk)
+            yield chunk
+
+    monkeypatch.setattr(module, "_chunks", recorded)
+    small = tmp_path / "small.jsonl"
+    export_jsonl(source[0], "default", small, ReportFilter(include_hidden=True))
+    assert len(chunks) > 5 and any(c["lo"][0].as_py() > 0 for c in chunks)
+    assert small.read_bytes().splitlines()[1:] == full_export.read_bytes().splitlines()[1:]
