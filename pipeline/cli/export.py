@@ -59,14 +59,14 @@ def export_parquet_command(
     from agentlake.read.export_parquet import export_parquet
 
     from .output import catalog_path, print_json, workspace_name
-    from .reports import _filter
+    from .reports import report_filter
 
     def action() -> None:
         result = export_parquet(
             catalog_path(catalog),
             workspace_name(workspace, catalog),
             target,
-            _filter(tz, since, until, provider, project=project, include_hidden=include_hidden),
+            report_filter(tz, since, until, provider, project=project, include_hidden=include_hidden),
             prices=resolve_price_overrides(prices),
             replace=force,
         )
@@ -104,14 +104,14 @@ def export_jsonl_command(
     from agentlake.read.export_jsonl import export_jsonl
 
     from .output import catalog_path, print_json, workspace_name
-    from .reports import _filter
+    from .reports import report_filter
 
     def action() -> None:
         result = export_jsonl(
             catalog_path(catalog),
             workspace_name(workspace, catalog),
             target,
-            _filter(tz, since, until, provider, project=project, include_hidden=include_hidden),
+            report_filter(tz, since, until, provider, project=project, include_hidden=include_hidden),
             prices=resolve_price_overrides(prices),
             replace=force,
         )

@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(report_app, name="report")
 
 
-def _filter(
+def report_filter(
     tz: str,
     since: datetime | None,
     until: datetime | None,
@@ -51,6 +51,8 @@ def _filter(
     tag: str | None = None,
     include_hidden: bool = False,
 ) -> "ReportFilter":
+    """The filters of the report options (shared by the reports, the dashboard and the
+    exports, so that a filter means the same everywhere)."""
     from agentlake.read.reports import ReportFilter
 
     return ReportFilter(
@@ -103,7 +105,7 @@ def report_unpriced(
         table = unpriced(
             catalog_path(catalog),
             workspace_name(workspace, catalog),
-            _filter(tz, since, until, provider, tag=tag, include_hidden=include_hidden),
+            report_filter(tz, since, until, provider, tag=tag, include_hidden=include_hidden),
             prices=resolve_price_overrides(prices),
         )
         if json:
@@ -162,7 +164,7 @@ def _report_command(kind: "ReportKind") -> Callable[..., None]:
         from .output import catalog_path, print_csv, print_json, workspace_name
 
         def action() -> None:
-            flt = _filter(tz, since, until, provider, model, project, tag, include_hidden)
+            flt = report_filter(tz, since, until, provider, model, project, tag, include_hidden)
             result = report(
                 catalog_path(catalog),
                 workspace_name(workspace, catalog),
@@ -254,7 +256,7 @@ def report_html(
     from .output import catalog_path, print_json, workspace_name
 
     def action() -> None:
-        flt = _filter(tz, since, until, provider, model, project, tag, include_hidden)
+        flt = report_filter(tz, since, until, provider, model, project, tag, include_hidden)
         written = write_dashboard(
             catalog_path(catalog), workspace_name(workspace, catalog), flt, out_file,
             prices=resolve_price_overrides(prices),

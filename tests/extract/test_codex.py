@@ -614,7 +614,8 @@ def test_older_index_schema_gives_the_columns_it_has(tmp_path: Path) -> None:
          "title": "Old schema title", "title_rank": 2, "git_branch": None, "cli_version": None,
          "model": None, "preview": None, "archived": True,
          "started_at": "2026-05-01T09:00:00.000Z", "updated_at": "2026-05-01T10:00:00.000Z",
-         "index_tokens": None}  # tokens_used 0, the column's default, says nothing
+         "index_tokens": None,  # tokens_used 0, the column's default, says nothing
+         "given_provider": None, "hidden": None}  # only agentlake's own exports give these
     ]  # fmt: skip
     catalog = tmp_path / "c.duckdb"
     _import(home, catalog)
