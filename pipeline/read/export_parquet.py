@@ -30,9 +30,10 @@ ParquetTable = Literal["events", "usage", "sessions", "rejects"]
 PARQUET_TABLES: Final[tuple[ParquetTable, ...]] = get_args(ParquetTable)
 PARTITION_KEYS: Final = ("workspace", "provider", "month")
 JSON_VERSION: Final = 1
-# DuckDB's memory for the COPYs: a partitioned write holds a buffer per open partition
-# (workspace × provider × month), not per row; half a gigabyte halved its speed.
-_MEMORY: Final = "1GiB"
+# DuckDB's memory for the COPYs. A partitioned write keeps a buffer per open partition
+# and thread beyond what DuckDB counts: at 384 MiB, with rows in no particular order,
+# the export of the one-million-record home peaks under 1 GiB of RSS.
+_MEMORY: Final = "384MiB"
 
 
 class ExportReporter(Protocol):
@@ -125,7 +126,13 @@ def export_parquet(
     written: list[WrittenTable] = []
     with (
         export_connection(
-            catalog, workspace, flt, prices, spill=spill_path(target), memory_limit=_MEMORY
+            catalog,
+            workspace,
+            flt,
+            prices,
+            spill=spill_path(target),
+            memory_limit=_MEMORY,
+            ordered=False,
         ) as con,
         staged(target, kind="dir") as temp,
     ):

@@ -64,20 +64,24 @@ def export_connection(
     *,
     spill: Path,
     memory_limit: str = MEMORY_LIMIT,
+    ordered: bool = True,
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-only connection to ``catalog`` (a DuckDB file or a lake, one snapshot for
     the whole export) with the user's ``prices`` in force, the export macros defined
     (``report_calls``, ``export_events``, ``export_sessions``, ``export_rejects``), and
     DuckDB's memory bounded (``memory_limit``). A DuckDB file spills where DuckDB
     puts it (``CATALOG.tmp``); a lake's connection, whose default is the working
-    directory, into the folder ``spill`` (made and removed here). The memory limit is
-    the database's, which other connections of this process to the same file share: it
-    is put back afterwards."""
+    directory, into the folder ``spill`` (made and removed here). Without ``ordered``,
+    a statement without ORDER BY may return its rows in any order (DuckDB then holds
+    less of them at once). Both settings are the database's, which other connections of
+    this process to the same file share: they are put back afterwards."""
     from agentlake.load.lake import LakeCatalog
 
     check_export_filter(flt)
     with report_connection(catalog, prices, per_session=False, scope=(workspace, flt)) as con:
-        saved = con.execute("SELECT current_setting('memory_limit')").fetchone()
+        saved = con.execute(
+            "SELECT current_setting('memory_limit'), current_setting('preserve_insertion_order')"
+        ).fetchone()
         assert saved is not None
         lake = isinstance(catalog, LakeCatalog)
         try:
@@ -85,11 +89,13 @@ def export_connection(
                 spill.mkdir(mode=0o700)
                 con.execute(f"SET temp_directory = {sql.constant(str(spill))}")
             con.execute(f"SET memory_limit = {sql.constant(memory_limit)}")
+            con.execute(f"SET preserve_insertion_order = {str(ordered).lower()}")
             for statement in _statements():
                 con.execute(statement)
             yield con
         finally:
             con.execute(f"SET memory_limit = {sql.constant(saved[0])}")
+            con.execute(f"SET preserve_insertion_order = {str(saved[1]).lower()}")
             if lake:
                 shutil.rmtree(spill, ignore_errors=True)
 
