@@ -1,8 +1,9 @@
 """``agentlake export parquet DIR`` and ``export jsonl FILE``: the catalog's rows in
 open formats (the export modules load only once a command runs)."""
 
+from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -55,30 +56,8 @@ def export_parquet_command(
 ) -> None:
     """Write events, usage (with cost), sessions and rejects as Parquet under DIR,
     partitioned by workspace/provider/month; DIR appears only once complete."""
-    from agentlake.config import resolve_price_overrides
-    from agentlake.read.export_parquet import export_parquet
-
-    from .output import catalog_path, print_json, workspace_name
-    from .reports import report_filter
-
-    def action() -> None:
-        result = export_parquet(
-            catalog_path(catalog),
-            workspace_name(workspace, catalog),
-            target,
-            report_filter(tz, since, until, provider, project=project, include_hidden=include_hidden),
-            prices=resolve_price_overrides(prices),
-            replace=force,
-        )
-        if json:
-            print_json(result.to_json())
-            return
-        from .consoles import out
-        from .render.export import render_parquet
-
-        render_parquet(out, result)
-
-    guard(debug, action, wait=wait)
+    _export("parquet", target, tz, since, until, provider, project, include_hidden, prices,
+            force, wait, catalog, workspace, json, debug)  # fmt: skip
 
 
 @export_app.command("jsonl")
@@ -100,27 +79,39 @@ def export_jsonl_command(
 ) -> None:
     """Write sessions, events and calls as one session-interchange JSONL file, which
     'agentlake import --file FILE --format generic' reads back into the same rows."""
+    _export("jsonl", target, tz, since, until, provider, project, include_hidden, prices,
+            force, wait, catalog, workspace, json, debug)  # fmt: skip
+
+
+def _export(
+    fmt: Literal["parquet", "jsonl"], target: Path, tz: str, since: datetime | None,
+    until: datetime | None, provider: str | None, project: str | None, include_hidden: bool,
+    prices: Path | None, force: bool, wait: bool, catalog: str | None, workspace: str | None,
+    json: bool, debug: bool,
+) -> None:  # fmt: skip
+    """One export: the library call of ``fmt``, then its JSON document or its line."""
     from agentlake.config import resolve_price_overrides
-    from agentlake.read.export_jsonl import export_jsonl
 
     from .output import catalog_path, print_json, workspace_name
     from .reports import report_filter
 
     def action() -> None:
-        result = export_jsonl(
-            catalog_path(catalog),
-            workspace_name(workspace, catalog),
-            target,
-            report_filter(tz, since, until, provider, project=project, include_hidden=include_hidden),
-            prices=resolve_price_overrides(prices),
-            replace=force,
-        )
+        from agentlake.read.export_jsonl import JsonlExport, export_jsonl
+        from agentlake.read.export_parquet import ParquetExport, export_parquet
+
+        flt = report_filter(tz, since, until, provider, project=project,
+                            include_hidden=include_hidden)  # fmt: skip
+        export = export_parquet if fmt == "parquet" else export_jsonl
+        result: ParquetExport | JsonlExport = export(
+            catalog_path(catalog), workspace_name(workspace, catalog), target, flt,
+            prices=resolve_price_overrides(prices), replace=force,
+        )  # fmt: skip
         if json:
             print_json(result.to_json())
             return
         from .consoles import out
-        from .render.export import render_jsonl
+        from .render.export import render_export
 
-        render_jsonl(out, result)
+        render_export(out, result)
 
     guard(debug, action, wait=wait)

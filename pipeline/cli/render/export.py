@@ -40,3 +40,13 @@ def render_jsonl(console: Console, result: JsonlExport) -> None:
         markup=False,
         soft_wrap=True,
     )
+
+
+def render_export(console: Console, result: ParquetExport | JsonlExport) -> None:
+    """The line of either export."""
+    from agentlake.read.export_parquet import ParquetExport
+
+    if isinstance(result, ParquetExport):
+        render_parquet(console, result)
+    else:
+        render_jsonl(console, result)
