@@ -10,7 +10,6 @@ the top sessions and projects of each).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date
 from typing import TYPE_CHECKING, Any, Final
 
 import pyarrow as pa
@@ -32,7 +31,6 @@ _CELL_S: Final = 900
 # Costs go to the page rounded to a millionth of a dollar: exact enough to read, and a
 # third of the digits of a double.
 _COST_DIGITS: Final = 6
-_EPOCH: Final = date(1970, 1, 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,23 +57,19 @@ class DashboardData:
 
     def page_json(self) -> dict[str, Any]:
         """The page's data: columnar, providers and models as indexes into two lists,
-        days as days since 1970-01-01, costs in millionths of a dollar."""
+        days as days since 1970-01-01, costs rounded to a millionth of a dollar."""
         providers = sorted(
             set(self.days["provider"].to_pylist()) | set(self.hours["provider"].to_pylist())
         )
         models = _models_by_cost(self.days)
-        p_index = {name: i for i, name in enumerate(providers)}
-        m_index = {name: i for i, name in enumerate(models)}
-        days = self.days.to_pydict()
-        hours = self.hours.to_pydict()
-        projects = self.projects.to_pydict()
+        days, hours, projects = self.days, self.hours, self.projects
         return {
             "providers": providers,
             "models": models,
-            "days": {
-                "day": [(d - _EPOCH).days for d in days["day"]],
-                "p": [p_index[p] for p in days["provider"]],
-                "m": [m_index[m] for m in days["model"]],
+            "days": _columns({
+                "day": days["day"].cast(pa.int32()),  # a date32 counts days since 1970
+                "p": _index(days["provider"], providers),
+                "m": _index(days["model"], models),
                 "calls": days["calls"],
                 "input": days["input_tokens"],
                 "cache_write": days["cache_write_tokens"],
@@ -84,28 +78,29 @@ class DashboardData:
                 "cost": _money(days["cost_usd"]),
                 "uncached": _money(days["uncached_cost_usd"]),
                 "unpriced": days["unpriced_calls"],
-            },
-            "hours": {
-                "p": [p_index[p] for p in hours["provider"]],
+            }),
+            "hours": _columns({
+                "p": _index(hours["provider"], providers),
                 "weekday": hours["weekday"],
                 "hour": hours["hour"],
                 "calls": hours["calls"],
                 "tokens": hours["total_tokens"],
                 "cost": _money(hours["cost_usd"]),
-            },
-            "projects": {
+            }),
+            "projects": _columns({
                 "project": projects["project_path"],
-                "p": [p_index[p] for p in projects["provider"]],
+                "p": _index(projects["provider"], providers),
                 "sessions": projects["sessions"],
                 "calls": projects["calls"],
                 "tokens": projects["total_tokens"],
                 "cost": _money(projects["cost_usd"]),
-            },
-            "sessions": [_session(row, p_index) for row in self.sessions.to_pylist()],
-            "provider_sessions": {
-                row["provider"]: row["sessions"] for row in self.provider_sessions.to_pylist()
-            },
-        }
+            }),
+            "sessions": [_session(row, providers) for row in self.sessions.to_pylist()],
+            "provider_sessions": dict(
+                zip(self.provider_sessions["provider"].to_pylist(),
+                    self.provider_sessions["sessions"].to_pylist(), strict=True)
+            ),
+        }  # fmt: skip
 
 
 def dashboard_data(
@@ -142,24 +137,31 @@ def dashboard_data(
 
 def _models_by_cost(days: pa.Table) -> list[str]:
     """The models of ``days``, costliest first (then most tokens, then by name)."""
-    totals: dict[str, tuple[float, int]] = {}
-    for model, cost, tokens in zip(
-        days["model"].to_pylist(), days["cost_usd"].to_pylist(),
-        days["total_tokens"].to_pylist(), strict=True,
-    ):  # fmt: skip
-        spent, used = totals.get(model, (0.0, 0))
-        totals[model] = (spent + (cost or 0.0), used + (tokens or 0))
-    return sorted(totals, key=lambda m: (-totals[m][0], -totals[m][1], m))
+    spent = days.select(["model", "total_tokens"]).append_column(
+        "cost", pc.fill_null(days["cost_usd"], 0.0)
+    )
+    totals = spent.group_by("model").aggregate([("cost", "sum"), ("total_tokens", "sum")])
+    order = [("cost_sum", "descending"), ("total_tokens_sum", "descending"), ("model", "ascending")]
+    return [str(m) for m in totals.sort_by(order)["model"].to_pylist()]
 
 
-def _money(values: list[float | None]) -> list[float | None]:
-    return [None if v is None else round(v, _COST_DIGITS) for v in values]
+def _index(column: pa.ChunkedArray, names: list[str]) -> pa.ChunkedArray:
+    """Each value of ``column`` as its position in ``names``."""
+    return pc.index_in(column, value_set=pa.array(names, pa.string()))
 
 
-def _session(row: dict[str, Any], p_index: dict[str, int]) -> dict[str, Any]:
+def _money(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    return pc.round(column, _COST_DIGITS)
+
+
+def _columns(columns: dict[str, pa.ChunkedArray]) -> dict[str, list[Any]]:
+    return {name: column.to_pylist() for name, column in columns.items()}
+
+
+def _session(row: dict[str, Any], providers: list[str]) -> dict[str, Any]:
     """One top session as the page reads it (times as ISO text in the report's zone)."""
     return {
-        "p": p_index[row["provider"]],
+        "p": providers.index(row["provider"]),
         "id": row["session_id"],
         "label": row["label"] or row["title"],
         "project": row["project_path"],
