@@ -15,7 +15,6 @@ whole or not at all (:mod:`.export_target`)."""
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ import pyarrow.compute as pc
 from agentlake import __version__, sql
 from agentlake.read.export_parquet import ExportReporter, _filters
 from agentlake.read.export_scope import export_connection, scope_params
-from agentlake.read.export_target import check_target, place, spill_path, staged
+from agentlake.read.export_target import check_target, place, private_file, spill_path, staged
 from agentlake.read.reports import ReportFilter
 
 if TYPE_CHECKING:
@@ -189,8 +188,7 @@ def export_jsonl(
         sessions = con.execute(sql.inline(sql.query("export_jsonl_sessions"), params))
         sessions_table = sessions.to_arrow_table()
         lines_query = sql.inline(sql.query("export_jsonl"), params)
-        # Private like the catalog it comes from (transcript text): 0600.
-        with os.fdopen(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
+        with private_file(temp) as out:
             out.write(orjson.dumps(header(workspace, flt)) + b"\n")
             for chunk in _chunks(sessions_table):
                 con.register("export_chunk", chunk)

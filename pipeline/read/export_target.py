@@ -18,7 +18,7 @@ import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Final, Literal
+from typing import BinaryIO, Final, Literal
 
 from agentlake.errors import ConfigurationError, NotFoundError
 
@@ -64,6 +64,12 @@ def staged(target: Path, *, kind: TargetKind) -> Iterator[Path]:
     except BaseException:
         _remove(temp)
         raise
+
+
+def private_file(path: Path) -> BinaryIO:
+    """``path`` created for writing, readable by its owner only (0600): what an export
+    holds (transcript text, titles, project paths) is as private as the catalog."""
+    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb")
 
 
 def spill_path(target: Path) -> Path:

@@ -200,6 +200,8 @@ def test_the_page_is_one_file_with_everything_inline(demo_catalog: Path, tmp_pat
     assert sum(data["days"]["calls"]) == written.calls
     assert data["providers"] == sorted(written.providers)
     assert not list(tmp_path.glob(".*partial")), "no temporary file is left behind"
+    assert not list(tmp_path.glob(".*.export-*")), "no temporary file is left behind"
+    assert out.stat().st_mode & 0o777 == 0o600, "private, like the catalog"
 
 
 def test_text_from_transcripts_cannot_end_the_page_script(

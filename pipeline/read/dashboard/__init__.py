@@ -3,7 +3,6 @@ charts (BokehJS inlined, no network when opened), filtered by provider in the pa
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -52,23 +51,25 @@ def write_dashboard(
     prices: PriceOverrides | None = None,
     now: datetime | None = None,
 ) -> DashboardWritten:
-    """Write the dashboard of ``workspace``'s calls inside ``flt`` to ``out``, whole or
-    not at all (a temporary file next to it, renamed into place)."""
+    """Write the dashboard of ``workspace``'s calls inside ``flt`` to ``out`` (replaced
+    if it exists), whole or not at all, as the exports write theirs; readable by its
+    owner only, like the catalog whose titles and paths it shows."""
     started = time.perf_counter()
     out = out.expanduser()
     if not out.parent.is_dir():
         raise ConfigurationError(f"{out.parent} is not a folder; create it or write elsewhere")
     from agentlake.read.dashboard.data import dashboard_data
     from agentlake.read.dashboard.page import page
+    from agentlake.read.export_target import place, private_file, staged
 
     data = dashboard_data(catalog, workspace, flt, prices=prices)
     text = page(data, generated=now or datetime.now(UTC)).encode("utf-8")
-    partial = out.with_name(f".{out.name}.{os.getpid()}.partial")
     try:
-        partial.write_bytes(text)
-        partial.replace(out)
+        with staged(out, kind="file") as temp:
+            with private_file(temp) as file:
+                file.write(text)
+            place(temp, out)
     except OSError as exc:
-        partial.unlink(missing_ok=True)
         raise ConfigurationError(f"cannot write {out}: {exc.strerror}") from None
     providers = tuple(sorted(set(data.days["provider"].to_pylist())))
     return DashboardWritten(out, len(text), data.calls, providers,
