@@ -27,8 +27,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from agentlake import __version__, sql
-from agentlake.read.export_parquet import ExportReporter, _filters
-from agentlake.read.export_scope import export_connection, scope_params
+from agentlake.read.export_parquet import ExportReporter
+from agentlake.read.export_scope import export_connection, filters_json, scope_params
 from agentlake.read.export_target import check_target, place, private_file, spill_path, staged
 from agentlake.read.reports import ReportFilter
 
@@ -80,7 +80,7 @@ class JsonlExport:
             "export": "jsonl",
             "path": str(self.path),
             "workspace": self.workspace,
-            "filters": _filters(self.filter),
+            "filters": filters_json(self.filter),
             "format": FORMAT,
             "schema_version": SCHEMA_VERSION,
             "sessions": self.sessions,
@@ -155,7 +155,7 @@ def header(workspace: str, flt: ReportFilter) -> dict[str, Any]:
             "agentlake": {
                 "format": AGENTLAKE_FORMAT,
                 "workspace": workspace,
-                "filters": _filters(flt),
+                "filters": filters_json(flt),
             }
         },
     }

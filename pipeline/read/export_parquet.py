@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, get_args
 
 from agentlake import sql
-from agentlake.read.export_scope import export_connection, scope_params
+from agentlake.read.export_scope import export_connection, filters_json, scope_params
 from agentlake.read.export_target import check_target, place, spill_path, staged, tree_size
 from agentlake.read.reports import ReportFilter
 
@@ -91,18 +91,13 @@ class ParquetExport:
             "export": "parquet",
             "path": str(self.path),
             "workspace": self.workspace,
-            "filters": _filters(self.filter),
+            "filters": filters_json(self.filter),
             "partitioning": list(PARTITION_KEYS),
             "tables": {t.table: t.to_json() for t in self.tables},
             "bytes": self.bytes,
             "replaced": self.replaced,
             "seconds": round(self.seconds, 3),
         }
-
-
-def _filters(flt: ReportFilter) -> dict[str, Any]:
-    keep = ("tz", "since", "until", "provider", "project", "include_hidden")
-    return {k: v for k, v in flt.to_json().items() if k in keep}
 
 
 def export_parquet(

@@ -34,6 +34,12 @@ def check_export_filter(flt: ReportFilter) -> ReportFilter:
     return flt
 
 
+def filters_json(flt: ReportFilter) -> dict[str, object]:
+    """The filter an export applied, as its ``--json`` document and JSONL header say it."""
+    keep = ("tz", "since", "until", "provider", "project", "include_hidden")
+    return {k: v for k, v in flt.to_json().items() if k in keep}
+
+
 def scope_params(workspace: str, flt: ReportFilter) -> dict[str, object]:
     """The named parameters of the export macros' calls (``$workspace``, ``$tz``,
     ``$since``, ``$until``, ``$provider``, ``$project``, ``$include_hidden``)."""
